@@ -1,0 +1,137 @@
+"""The one interface every algorithm is written against.
+
+An algorithm is simulated for many independent runs at once.  Following the
+optax pattern (``init``/``update`` over explicit state), a bandit learner is a
+small bundle of pure-ish functions over a state dict whose arrays carry a
+leading "runs" axis:
+
+* ``init(runs, rng) -> state``
+* ``act(state, advice, rng) -> (state, actions)``: the actions (``int`` array of
+  shape ``(runs,)``) the learner plays this round.  ``advice`` is the round's
+  public expert advice ``(N, K)`` or ``None``.
+* ``feed(state, actions, losses, rng) -> state``: bandit feedback, the loss of
+  the played action for every run (shape ``(runs,)``).  Losses fed to an inner
+  learner by a private wrapper may be negative and unbounded.
+
+Because ``act`` and ``feed`` are separate, a conversion that wraps *any* base
+learner (Algorithm 1 and Algorithm 5 of Asi, Raman & Talwar, ICML 2025) is a
+function from one ``Learner`` to another, never a copy of the base learner.
+
+Learners that sample from a distribution they compute also provide
+``probs(state, advice) -> (runs, K)``; the action drawn by ``act`` is
+``sample_categorical(probs, rng.random(runs))``, so a white-box auditor can
+replay a history exactly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple, Optional
+
+import numpy as np
+
+State = dict
+Rng = np.random.Generator
+
+
+class Learner(NamedTuple):
+    """A bandit learner over ``n_arms`` arms (see module docstring)."""
+
+    init: Callable[[int, Rng], State]
+    act: Callable[[State, Optional[np.ndarray], Rng], tuple[State, np.ndarray]]
+    feed: Callable[[State, np.ndarray, np.ndarray, Rng], State]
+    n_arms: int
+    probs: Optional[Callable[[State, Optional[np.ndarray]], np.ndarray]] = None
+    # Name of the state entry holding the noisy value released to an inner
+    # learner this round (NaN where nothing was released), if any.
+    released: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A privacy claim, as data: what is promised, about what, and by whom.
+
+    ``scope`` is one of ``actions``, ``transcript`` or ``per-round`` (SPEC §2).
+    ``per_round_epsilon`` is set when the claim is a composition of per-round
+    guarantees (the EXP3 claim), so white-box audits can check each round.
+    """
+
+    epsilon: float
+    delta: float
+    scope: str
+    source: str
+    per_round_epsilon: Optional[float] = None
+
+    def scaled_for_group(self, k: int) -> "Claim":
+        """Group privacy (Dwork & Roth Thm 2.2): k changed rounds give
+        (kε, k·e^{(k−1)ε}·δ)."""
+        if k == 1:
+            return self
+        eps = k * self.epsilon
+        delta = min(1.0, k * np.exp((k - 1) * self.epsilon) * self.delta) if self.delta else 0.0
+        return Claim(eps, float(delta), self.scope,
+                     f"{self.source}; scaled by group privacy for {k} changed rounds")
+
+    def as_dict(self) -> dict:
+        d = {"epsilon": self.epsilon, "delta": self.delta, "scope": self.scope,
+             "source": self.source}
+        if self.per_round_epsilon is not None:
+            d["per_round_epsilon"] = self.per_round_epsilon
+        return d
+
+
+@dataclass
+class Algorithm:
+    """A fully parameterised algorithm, ready to simulate and audit.
+
+    ``rebuild`` (for conversions that hold for every base learner) returns the
+    same conversion around another base learner; the canary attack uses it.
+    ``base_arms`` is the number of arms that base learner must have.
+    """
+
+    name: str
+    learner: Learner
+    claim: Claim
+    horizon: int
+    n_arms: int
+    params: dict
+    n_experts: Optional[int] = None
+    rebuild: Optional[Callable[[Learner], "Algorithm"]] = None
+    base_arms: Optional[int] = None
+    default_attacks: tuple = ()
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def needs_advice(self) -> bool:
+        return self.n_experts is not None
+
+
+def sample_categorical(p: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Inverse-CDF sampling, one uniform per run: the action is the number of
+    cumulative probabilities strictly below ``u``.  ``p`` is ``(runs, K)`` or
+    ``(K,)``.  The per-run reference implementations use the same rule, so the
+    vectorised code and the references consume one random stream identically."""
+    p = np.asarray(p)
+    if p.ndim == 1:
+        c = np.cumsum(p[:-1])
+        return np.minimum(np.searchsorted(c, u, side="right"), p.shape[0] - 1)
+    if p.shape[1] == 2:
+        return (u >= p[:, 0]).astype(np.int64)
+    c = np.cumsum(p[:, :-1], axis=1)
+    return (u[:, None] >= c).sum(axis=1)
+
+
+def sample_one(p: np.ndarray, u: float) -> int:
+    """Scalar twin of ``sample_categorical`` for the per-run references."""
+    c = 0.0
+    for i in range(len(p) - 1):
+        c += p[i]
+        if u < c:
+            return i
+    return len(p) - 1
+
+
+def softmax_rows(logw: np.ndarray) -> np.ndarray:
+    z = logw - logw.max(axis=-1, keepdims=True)
+    w = np.exp(z)
+    return w / w.sum(axis=-1, keepdims=True)

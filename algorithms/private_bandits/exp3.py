@@ -1,0 +1,66 @@
+"""EXP3 with mixing: Algorithm 3 of Asi, Raman & Talwar (ICML 2025, App. D)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import Learner, sample_categorical, softmax_rows
+
+
+def exp3_learner(K: int, eta: float, gamma: float) -> Learner:
+    """Algorithm 3.  Line 4: P_t = (1 − γ) w_t/Σw_t + γ/K;  line 6:
+    ℓ̂_t(i) = ℓ_t(i)·1{I_t=i}/P_t(i);  line 7: w_{t+1}(i) = w_t(i)·exp(−η ℓ̂_t(i)).
+
+    Weights are kept in the log domain so that the App. G.1 divergence
+    (probabilities within 1e-5 of the mixing floor) stays exact.  With two
+    arms the state is the single log-ratio d = log w(2) − log w(1), which
+    makes a round a handful of vector operations (the hot loop of audits).
+    """
+    if K == 2:
+        return _exp3_two_arms(eta, gamma)
+
+    def probs(state, advice=None):
+        return (1.0 - gamma) * softmax_rows(state["logw"]) + gamma / K
+
+    def init(runs, rng):
+        return {"logw": np.zeros((runs, K))}
+
+    def act(state, advice, rng):
+        P = probs(state)
+        actions = sample_categorical(P, rng.random(P.shape[0]))
+        return {"logw": state["logw"], "P": P}, actions
+
+    def feed(state, actions, losses, rng):
+        logw = state["logw"].copy()
+        rows = np.arange(logw.shape[0])
+        logw[rows, actions] -= eta * losses / state["P"][rows, actions]
+        # Re-centre so that exp() in probs never underflows every arm at once.
+        logw -= logw.max(axis=1, keepdims=True)
+        return {"logw": logw}
+
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs)
+
+
+def _exp3_two_arms(eta: float, gamma: float) -> Learner:
+    def p_first(d):
+        # P_t(1) = (1 − γ)/(1 + e^d) + γ/2, written to stay exact for |d| large.
+        return (1.0 - gamma) * np.exp(-np.logaddexp(0.0, d)) + gamma / 2
+
+    def probs(state, advice=None):
+        p0 = p_first(state["d"])
+        return np.stack([p0, 1.0 - p0], axis=1)
+
+    def init(runs, rng):
+        return {"d": np.zeros(runs)}
+
+    def act(state, advice, rng):
+        p0 = p_first(state["d"])
+        actions = (rng.random(p0.shape[0]) >= p0).view(np.int8)  # = sample_categorical
+        return {"d": state["d"], "p0": p0}, actions
+
+    def feed(state, actions, losses, rng):
+        p0 = state["p0"]
+        played_second = actions.astype(bool)
+        step = eta * losses / np.where(played_second, 1.0 - p0, p0)
+        return {"d": state["d"] + np.where(played_second, -step, step)}
+
+    return Learner(init=init, act=act, feed=feed, n_arms=2, probs=probs)

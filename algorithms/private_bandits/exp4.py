@@ -1,0 +1,93 @@
+"""The EXP4 variants of Asi, Raman & Talwar (ICML 2025): Algorithm 6
+(local-DP EXP4, Thm 4.4) and Algorithm 2 (private batched EXP4, Thm 4.5).
+
+Expert advice μ_t ∈ Π([K])^N is public; both learners take it in ``act``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import Learner, sample_categorical, softmax_rows
+
+
+def _mix(P, advice, gamma, K):
+    """Q_t(i) = (1 − γ) Σ_j P(j) μ_t^j(i) + γ/K  (Alg 6 line 6, Alg 2 line 8)."""
+    return (1.0 - gamma) * (P @ advice) + gamma / K
+
+
+def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float) -> Learner:
+    """Algorithm 6: Laplace(1/ε) noise is added to the observed loss (line 8)
+    *before* importance weighting (line 9), so each released value ℓ′_t(I_t)
+    has sensitivity 1: ε-DP per round and, as each loss is used once, overall."""
+    scale = 1.0 / epsilon
+
+    def probs(state, advice):
+        return _mix(softmax_rows(state["logw"]), advice, gamma, K)
+
+    def init(runs, rng):
+        return {"logw": np.zeros((runs, N)), "noisy": np.full(runs, np.nan)}
+
+    def act(state, advice, rng):
+        Q = probs(state, advice)
+        actions = sample_categorical(Q, rng.random(Q.shape[0]))
+        rows = np.arange(Q.shape[0])
+        return {**state, "q_played": Q[rows, actions],
+                "mu_played": advice[:, actions].T}, actions
+
+    def feed(state, actions, losses, rng):
+        noisy = losses + rng.laplace(0.0, scale, losses.shape[0])          # line 8
+        est = noisy / state["q_played"]                                      # line 9
+        logw = state["logw"] - eta * state["mu_played"] * est[:, None]       # lines 10–11
+        logw -= logw.max(axis=1, keepdims=True)
+        return {"logw": logw, "noisy": noisy}
+
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, released="noisy")
+
+
+def batched_exp4_learner(K: int, N: int, eta: float, gamma: float, tau: int,
+                         noise_scale: float) -> Learner:
+    """Algorithm 2: P_r is fixed for a batch of τ rounds (line 6); per round
+    Q_t mixes it with that round's advice; the batch average of μ_t^j·ℓ̂_t is
+    released for every expert j with Lap(noise_scale) noise (line 14) and
+    fed to multiplicative weights (line 15).
+
+    ``noise_scale`` is 3K√(N ln(1/δ))/(γτε) for the paper's algorithm (line 14);
+    it is a parameter so mutants can be built from the same code."""
+
+    def probs(state, advice):
+        P = state["P"] if state["t"] % tau else softmax_rows(state["logw"])
+        return _mix(P, advice, gamma, K)
+
+    def init(runs, rng):
+        return {"logw": np.zeros((runs, N)), "P": np.full((runs, N), 1.0 / N), "t": 0,
+                "acc": np.zeros((runs, N)), "noisy": np.full((runs, N), np.nan)}
+
+    def act(state, advice, rng):
+        state = dict(state)
+        if state["t"] % tau == 0:                                            # line 5
+            state["P"] = softmax_rows(state["logw"])
+        Q = _mix(state["P"], advice, gamma, K)
+        actions = sample_categorical(Q, rng.random(Q.shape[0]))
+        rows = np.arange(Q.shape[0])
+        state["q_played"] = Q[rows, actions]
+        state["mu_played"] = advice[:, actions].T
+        return state, actions
+
+    def feed(state, actions, losses, rng):
+        state = dict(state)
+        t = state["t"] + 1
+        state["t"] = t
+        # μ_t^j · ℓ̂_t = μ_t^j(I_t) ℓ_t(I_t)/Q_t(I_t): only the played arm is non-zero.
+        acc = state["acc"] + state["mu_played"] * (losses / state["q_played"])[:, None]
+        if t % tau == 0:                                                     # line 12
+            noisy = acc / tau + rng.laplace(0.0, noise_scale, acc.shape)     # line 14
+            logw = state["logw"] - eta * noisy                               # line 15
+            state["logw"] = logw - logw.max(axis=1, keepdims=True)
+            state["noisy"] = noisy
+            acc = np.zeros_like(acc)
+        else:
+            state["noisy"] = np.full(acc.shape, np.nan)
+        state["acc"] = acc
+        return state
+
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, released="noisy")

@@ -1,0 +1,2 @@
+"""Neighbouring-pair constructions, canaries and event families."""
+ATTACKS = {}

@@ -1,0 +1,85 @@
+"""Vectorised simulation of an algorithm on a fixed (oblivious) loss sequence,
+and chunked, reproducible, parallel execution of many runs.
+
+Reproducibility: the runs are cut into chunks of a fixed size; chunk i draws
+from ``SeedSequence(seed).spawn(n_chunks)[i]``.  Neither the chunk size nor
+the streams depend on the number of workers, so results do not either.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from algorithms.core import Algorithm
+from algorithms.validate import check_advice, check_losses
+
+DEFAULT_CHUNK = 10000
+
+
+@dataclass
+class Trace:
+    """What one chunk of runs did: actions ``(runs, rounds)`` and the total
+    loss each run incurred."""
+
+    actions: np.ndarray
+    total_loss: np.ndarray
+
+
+def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Generator,
+             advice: Optional[np.ndarray] = None, rounds: Optional[int] = None,
+             learner=None) -> Trace:
+    """Run ``runs`` independent copies for the first ``rounds`` rounds (all of
+    ``losses`` by default).  Simulating a prefix is exact for events on that
+    prefix: the first m actions do not depend on what comes after."""
+    learner = learner or alg.learner
+    losses = check_losses(losses, K=alg.n_arms)
+    if alg.needs_advice:
+        if advice is None:
+            raise ValueError(f"{alg.name} needs expert advice of shape (T, N={alg.n_experts}, K)")
+        advice = check_advice(advice, losses.shape[0], alg.n_experts, alg.n_arms)
+    T = losses.shape[0] if rounds is None else rounds
+    dtype = np.int16 if learner.n_arms < 2 ** 15 else np.int64
+    out = np.empty((T, runs), dtype=dtype)
+    total = np.zeros(runs)
+    state = learner.init(runs, rng)
+    for t in range(T):
+        state, a = learner.act(state, None if advice is None else advice[t], rng)
+        out[t] = a
+        obs = losses[t][a]
+        total += obs
+        state = learner.feed(state, a, obs, rng)
+    return Trace(out.T, total)
+
+
+def chunk_sizes(n: int, chunk: int = DEFAULT_CHUNK) -> list[int]:
+    full, rest = divmod(n, chunk)
+    return [chunk] * full + ([rest] if rest else [])
+
+
+def run_chunks(task: Callable[[int, np.random.Generator], object], n: int, seed: int,
+               jobs: int = 1, chunk: int = DEFAULT_CHUNK, progress=None) -> list:
+    """Apply ``task(runs, rng)`` to every chunk of ``n`` runs; results come back
+    in chunk order.  ``progress(done_runs)`` is called as chunks finish."""
+    sizes = chunk_sizes(n, chunk)
+    seeds = np.random.SeedSequence(seed).spawn(len(sizes))
+    if jobs == 1 or len(sizes) == 1:
+        results, done = [], 0
+        for size, ss in zip(sizes, seeds):
+            results.append(task(size, np.random.default_rng(ss)))
+            done += size
+            if progress:
+                progress(done)
+        return results
+    from joblib import Parallel, delayed
+
+    par = Parallel(n_jobs=jobs, return_as="generator")
+    results, done = [], 0
+    for size, res in zip(sizes, par(delayed(task)(s, np.random.default_rng(ss))
+                                    for s, ss in zip(sizes, seeds))):
+        results.append(res)
+        done += size
+        if progress:
+            progress(done)
+    return results

@@ -1,0 +1,71 @@
+"""Simulation throughput (run-rounds per second) of every registered
+algorithm, on one core and with joblib workers, next to the compiled C EXP3
+loop of ../shared/bench/exp3_ref.c when it can be built (SPEC §7).
+
+    python benchmarks/throughput.py [--runs 100000] [--horizon 1000] [--jobs 2]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from algorithms import REGISTRY, build
+from audit.instances import default_advice
+from audit.simulate import run_chunks, simulate
+
+
+def measure(alg, runs, jobs):
+    T, K = alg.horizon, alg.n_arms
+    losses = np.ones((T, K))  # the C reference's setting: every loss is 1
+    advice = default_advice(T, alg.n_experts, K) if alg.n_experts else None
+
+    def task(n, rng):
+        return simulate(alg, losses, n, rng, advice=advice).total_loss.sum()
+
+    start = time.perf_counter()
+    run_chunks(task, runs, seed=0, jobs=jobs)
+    return runs * T / (time.perf_counter() - start)
+
+
+def c_reference(runs, horizon):
+    src = Path(__file__).resolve().parents[2] / "shared" / "bench" / "exp3_ref.c"
+    if not src.exists() or shutil.which("gcc") is None:
+        return None
+    exe = Path(tempfile.mkdtemp()) / "exp3_ref"
+    subprocess.run(["gcc", "-O2", "-o", str(exe), str(src), "-lm"], check=True)
+    out = subprocess.run([str(exe), str(runs // 5), str(horizon)], capture_output=True, text=True).stdout
+    numbers = [float(x) for x in out.replace(",", " ").split() if x.replace(".", "", 1).replace("e+", "", 1).isdigit()]
+    return out.strip(), numbers
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100_000)
+    ap.add_argument("--horizon", type=int, default=1000)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--only", nargs="*")
+    args = ap.parse_args()
+    # Start the worker pool once (loky keeps it), so the figures are steady-state
+    # throughput rather than process start-up, which a long audit pays once.
+    run_chunks(lambda n, rng: rng.random(n).sum(), 4 * args.jobs, seed=0, jobs=args.jobs, chunk=1)
+    ref = c_reference(args.runs, args.horizon)
+    if ref:
+        print(f"C reference (exp3_ref.c, K=2, {args.runs // 5} runs): {ref[0]}")
+    print(f"{'algorithm':22s} {'1 core':>12s} {f'{args.jobs} jobs':>12s} {'speed-up':>9s}   (M run-rounds/s, T={args.horizon})")
+    for name in args.only or REGISTRY:
+        alg = build(name, horizon=args.horizon)
+        runs = args.runs if name in ("exp3", "private-exp3", "private-batched-exp4", "ldp-exp4") else args.runs // 5
+        one = measure(alg, runs, 1)
+        many = measure(alg, runs, args.jobs)
+        print(f"{name:22s} {one / 1e6:12.2f} {many / 1e6:12.2f} {many / one:8.2f}x   ({runs} runs)")
+
+
+if __name__ == "__main__":
+    main()
