@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .core import Algorithm
 from .private_bandits import catalog as arat
+from .private_bandits import mutants
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in [
     Entry("ldp-exp4", arat.make_ldp_exp4, "Local-DP EXP4 (Alg 6, Thm 4.4)", experts=4),
     Entry("private-batched-exp4", arat.make_private_batched_exp4,
           "Private batched EXP4 (Alg 2, Thm 4.5)", experts=4, delta=1e-6),
+    Entry("mutant-batch-sum", mutants.make_mutant_batch_sum,
+          "BROKEN Alg 1 around EXP3: batch sum instead of mean (true eps = tau*eps)", epsilon=0.25),
 ]}
 
 
@@ -41,6 +46,10 @@ def load_user_object(path: str):
     if not module_name or not attr:
         raise ValueError(f"algorithm {path!r}: expected a registered name "
                          f"({', '.join(REGISTRY)}) or package.module:attribute")
+    # Like `python -m`, look in the working directory first: a user audits
+    # their own module from their project folder.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure is bad input

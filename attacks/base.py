@@ -1,0 +1,74 @@
+"""What an attack supplies: neighbouring pairs, the auditor's free choices
+and candidate events (SPEC §3 step 1)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from algorithms.core import Algorithm
+
+
+@dataclass
+class Scenario:
+    """One neighbouring pair to test.
+
+    ``algorithm`` is what is run on both sides: the audited algorithm, or the
+    same conversion around a base learner the auditor chose (canary).
+    ``rounds`` is the prefix simulated; events only look at it, and the first
+    m actions do not depend on later losses, so this is exact.
+    """
+
+    label: str
+    algorithm: Algorithm
+    losses_a: np.ndarray
+    losses_b: np.ndarray
+    events: object
+    rounds: int
+    advice: Optional[np.ndarray] = None
+    group_size: int = 1
+    notes: list = field(default_factory=list)
+
+    def differing_rounds(self) -> np.ndarray:
+        return np.flatnonzero(np.any(self.losses_a != self.losses_b, axis=1))
+
+    def check(self) -> None:
+        """The engine refuses a pair that is not neighbouring (or a group of
+        exactly ``group_size`` changed rounds)."""
+        if self.losses_a.shape != self.losses_b.shape:
+            raise ValueError(f"attack {self.label}: the two loss sequences have different shapes")
+        k = len(self.differing_rounds())
+        if k != self.group_size:
+            raise ValueError(f"attack {self.label}: loss sequences differ at {k} rounds, "
+                             f"but the attack declares a group of {self.group_size}")
+
+    def describe_pair(self) -> str:
+        rows = self.differing_rounds()
+        parts = []
+        for t in rows[:4]:
+            a = np.array2string(self.losses_a[t], precision=3, separator=", ")
+            b = np.array2string(self.losses_b[t], precision=3, separator=", ")
+            parts.append(f"round {t + 1}: {a} vs {b}")
+        more = f" (+{len(rows) - 4} more rounds)" if len(rows) > 4 else ""
+        return "; ".join(parts) + more
+
+
+class Attack:
+    """Base class: ``scenarios(alg)`` returns the pairs to test, or raises
+    ``ValueError`` saying why the attack does not apply to ``alg``."""
+
+    name = "attack"
+    summary = ""
+
+    def scenarios(self, alg: Algorithm) -> list[Scenario]:
+        raise NotImplementedError
+
+
+def horizon_prefix(alg: Algorithm, wanted: int) -> int:
+    return max(1, min(alg.horizon, wanted))
+
+
+def batch_size(alg: Algorithm) -> Optional[int]:
+    tau = alg.params.get("tau")
+    return int(tau) if tau is not None else None

@@ -1,0 +1,66 @@
+"""The threshold canary (SPEC §3): a base learner chosen by the auditor that
+turns Algorithm 1's single noisy release into a visible action."""
+from __future__ import annotations
+
+import numpy as np
+
+from algorithms.core import Algorithm, Learner
+from .base import Attack, Scenario, batch_size
+from .events import standard_events
+
+
+def threshold_canary(n_arms: int, threshold: float) -> Learner:
+    """Plays arm 1 until its first feedback, then arm 2 forever iff that
+    feedback was ≥ ``threshold`` (arm 1 otherwise)."""
+
+    def init(runs, rng):
+        return {"fed": False, "switch": np.zeros(runs, dtype=bool)}
+
+    def act(state, advice, rng):
+        return state, state["switch"].astype(np.int64)
+
+    def feed(state, actions, losses, rng):
+        if state["fed"]:
+            return state
+        return {"fed": True, "switch": losses >= threshold}
+
+    return Learner(init=init, act=act, feed=feed, n_arms=n_arms)
+
+
+class Canary(Attack):
+    name = "canary"
+    summary = ("replace the base learner of a conversion (Alg 1 / Alg 5) by the threshold "
+               "canary; l_1(arm 1) = 1 vs 0")
+
+    def scenarios(self, alg: Algorithm) -> list[Scenario]:
+        tau = batch_size(alg)
+        if alg.rebuild is None or tau is None:
+            raise ValueError(f"attack canary applies only to conversions that hold for every "
+                             f"base learner (Algorithm 1 / 5); {alg.name} is not one")
+        c = 1.0 / tau
+        audited = alg.rebuild(threshold_canary(alg.base_arms, c))
+        rounds = min(alg.horizon, 2 * tau)
+        if rounds <= tau:
+            raise ValueError(f"attack canary needs a horizon of at least τ + 1 = {tau + 1} rounds")
+        K = alg.n_arms
+        a = np.zeros((alg.horizon, K))
+        b = a.copy()
+        a[0, 0] = 1.0  # side ℓ: batch mean of arm 1 is 1/τ = c;  side ℓ′: 0
+        advice = None
+        if alg.needs_advice:
+            # Expert j recommends arm min(j, 1) deterministically: expert 2's
+            # choice (the canary's switch) is visible as arm 2.
+            N = alg.n_experts
+            one_hot = np.zeros((N, K))
+            one_hot[np.arange(N), np.minimum(np.arange(N), 1)] = 1.0
+            advice = np.broadcast_to(one_hot, (alg.horizon, N, K)).copy()
+        notes = [
+            f"The base learner of {alg.name} was replaced by the threshold canary "
+            f"(plays arm 1 in batch 1, then arm 2 forever iff its noisy feedback ≥ 1/τ = {c:g}).",
+            "This is legitimate: the conversion's privacy claim (Lemma 3.3 / Theorem 4.2) holds "
+            "for every base learner, so the auditor may choose the most revealing one.",
+            f"For a correct conversion P[I_(τ+1) = 2] is 1/2 on ℓ and e^(−ε)/2 on ℓ′, so "
+            f"ε_lb approaches ε = {alg.claim.epsilon:g} as the budget grows.",
+        ]
+        return [Scenario("canary", audited, a, b, standard_events(rounds, K, focus=(tau,)),
+                         rounds, advice=advice, notes=notes)]

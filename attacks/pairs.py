@@ -1,0 +1,100 @@
+"""Neighbouring loss sequences that need no change to the algorithm."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from algorithms.core import Algorithm
+from audit.instances import default_advice
+from .base import Attack, Scenario, batch_size, horizon_prefix
+from .events import standard_events
+
+
+def _advice(alg: Algorithm):
+    return default_advice(alg.horizon, alg.n_experts, alg.n_arms) if alg.needs_advice else None
+
+
+def _window(alg: Algorithm, after: int) -> int:
+    """How many rounds to simulate so a change at round ``after`` can show:
+    three batches past it for batched algorithms, 64 rounds otherwise."""
+    tau = batch_size(alg) or 1
+    return horizon_prefix(alg, after + max(3 * tau, 64))
+
+
+class G1(Attack):
+    name = "g1"
+    summary = "App. G.1 pair (K = 2): l_1 = (1, 0) vs (1, 1), all ones afterwards"
+
+    def scenarios(self, alg):
+        if alg.n_arms != 2:
+            raise ValueError(f"attack g1 needs K = 2 arms; {alg.name} has K = {alg.n_arms}")
+        a = np.ones((alg.horizon, 2))
+        b = a.copy()
+        a[0, 1] = 0.0
+        rounds = horizon_prefix(alg, 2000)
+        return [Scenario("g1", alg, a, b, standard_events(rounds, 2, focus=range(8)), rounds,
+                         advice=_advice(alg),
+                         notes=[f"black-box events over the first {rounds} rounds"])]
+
+
+class FirstRound(Attack):
+    name = "first-round"
+    summary = "change the loss of arm 1 at round 1 (1 vs 0), all other losses 0"
+
+    def scenarios(self, alg):
+        a = np.zeros((alg.horizon, alg.n_arms))
+        b = a.copy()
+        a[0, 0] = 1.0
+        rounds = _window(alg, 1)
+        tau = batch_size(alg) or 1
+        return [Scenario("first-round", alg, a, b,
+                         standard_events(rounds, alg.n_arms, focus=(0, 1, tau, tau + 1)), rounds,
+                         advice=_advice(alg))]
+
+
+class BatchEdge(Attack):
+    name = "batch-edge"
+    summary = ("batched algorithms: every arm's loss 1 vs 0 at the last round of batch 1, "
+               "and separately at the first round of batch 2")
+
+    def scenarios(self, alg):
+        tau = batch_size(alg)
+        if tau is None:
+            raise ValueError(f"attack batch-edge applies to batched algorithms; {alg.name} has no τ")
+        out = []
+        for label, t in (("batch-edge:last-of-batch-1", tau - 1), ("batch-edge:first-of-batch-2", tau)):
+            if t >= alg.horizon:
+                continue
+            a = np.zeros((alg.horizon, alg.n_arms))
+            b = a.copy()
+            a[t, :] = 1.0
+            rounds = _window(alg, t + 1)
+            focus = (t, t + 1, tau, 2 * tau, 2 * tau + 1)
+            out.append(Scenario(label, alg, a, b, standard_events(rounds, alg.n_arms, focus=focus),
+                                rounds, advice=_advice(alg)))
+        return out
+
+
+class Lemma51(Attack):
+    name = "lemma51"
+    summary = ("Section 5.2 instance (arm 1 loss 1/2, arm 2 loss 1) with arm 2's loss set to 0 "
+               "for k = ceil(1/eps) rounds after round tau (group privacy)")
+
+    def scenarios(self, alg):
+        if alg.n_arms != 2:
+            raise ValueError(f"attack lemma51 needs K = 2 arms; {alg.name} has K = {alg.n_arms}")
+        tau = batch_size(alg) or max(1, alg.horizon // 4)
+        k = min(math.ceil(1.0 / alg.claim.epsilon), 8, alg.horizon - tau)
+        if k < 1:
+            raise ValueError(f"attack lemma51 needs a horizon beyond τ = {tau}")
+        a = np.tile([0.5, 1.0], (alg.horizon, 1))
+        b = a.copy()
+        b[tau:tau + k, 1] = 0.0
+        rounds = _window(alg, tau + k)
+        windows = ((tau, rounds),) if rounds - tau <= 512 else ((tau, tau + 512),)
+        return [Scenario("lemma51", alg, a, b,
+                         standard_events(rounds, 2, focus=(tau + k, tau + k + 1), windows=windows),
+                         rounds, advice=_advice(alg), group_size=k,
+                         notes=[f"ℓ and ℓ′ differ at {k} rounds ({tau + 1}..{tau + k}); the claim "
+                                f"is scaled by group privacy to ({k}ε, {k}e^(({k}−1)ε)δ)"])]
