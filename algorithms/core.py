@@ -33,17 +33,49 @@ State = dict
 Rng = np.random.Generator
 
 
+class TranscriptModel(NamedTuple):
+    """How a learner's releases to its inner learner are distributed, so the
+    transcript-scope privacy loss can be computed exactly (SPEC §4).
+
+    * ``released(state)``: the values released this round, shape ``(runs,)`` or
+      ``(runs, d)``, NaN where nothing was released.
+    * ``aux(state)``: per-round data the means need besides actions (or None).
+    * ``means(actions, losses, aux, advice)``: given the actions ``(M, T)`` of a
+      transcript, the losses ``(T, K)``, the recorded aux and the public
+      advice (or None), the mean of each
+      release, shape ``(M, n_releases[, d])``, in release order.
+    * ``scale``: the Laplace scale of the noise added to each mean.
+
+    Every learner using it must choose actions from past releases and public
+    data only, so that the action terms cancel in the loss.
+    """
+
+    released: Callable[[State], np.ndarray]
+    means: Callable[..., np.ndarray]
+    scale: float
+    aux: Optional[Callable[[State], np.ndarray]] = None
+
+
 class Learner(NamedTuple):
-    """A bandit learner over ``n_arms`` arms (see module docstring)."""
+    """A bandit learner over ``n_arms`` arms (see module docstring).
+
+    ``commit(state, advice, actions) -> state`` records actions chosen from
+    ``probs`` without sampling them, so a white-box replay can force any
+    history (``act`` is ``commit`` of a sampled action).  Learners whose only
+    randomness is that sampling provide both ``probs`` and ``commit``.
+    """
 
     init: Callable[[int, Rng], State]
     act: Callable[[State, Optional[np.ndarray], Rng], tuple[State, np.ndarray]]
     feed: Callable[[State, np.ndarray, np.ndarray, Rng], State]
     n_arms: int
     probs: Optional[Callable[[State, Optional[np.ndarray]], np.ndarray]] = None
-    # Name of the state entry holding the noisy value released to an inner
-    # learner this round (NaN where nothing was released), if any.
-    released: Optional[str] = None
+    commit: Optional[Callable[[State, Optional[np.ndarray], np.ndarray], State]] = None
+    transcript: Optional[TranscriptModel] = None
+    # Optional fast path for replaying ONE history: (losses (T, K), actions (T,))
+    # -> P_t (T, K).  Vectorising over runs does not help a single history; a
+    # scalar loop is ~50x faster there (Figure 1 replays 10^6 rounds).
+    replay: Optional[Callable[[np.ndarray, np.ndarray], np.ndarray]] = None
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,9 @@ class Scenario:
     advice: Optional[np.ndarray] = None
     group_size: int = 1
     notes: list = field(default_factory=list)
+    # A fixed output history for the white-box per-round mode (0-based arms).
+    history: Optional[np.ndarray] = None
+    history_label: str = ""
 
     def differing_rounds(self) -> np.ndarray:
         return np.flatnonzero(np.any(self.losses_a != self.losses_b, axis=1))

@@ -32,9 +32,12 @@ class G1(Attack):
         a = np.ones((alg.horizon, 2))
         b = a.copy()
         a[0, 1] = 0.0
-        rounds = horizon_prefix(alg, 2000)
+        rounds = horizon_prefix(alg, 500)
+        # The history of App. G.1 / Figure 1: I_t = 2 for odd t, 1 for even t.
+        history = (np.arange(alg.horizon) % 2 == 0).astype(np.int64)
         return [Scenario("g1", alg, a, b, standard_events(rounds, 2, focus=range(8)), rounds,
-                         advice=_advice(alg),
+                         advice=_advice(alg), history=history,
+                         history_label="alternate 2,1,2,1,… (App. G.1)",
                          notes=[f"black-box events over the first {rounds} rounds"])]
 
 

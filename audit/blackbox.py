@@ -100,7 +100,8 @@ def _count_task(scenario, losses):
 
 
 def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed: int,
-                  jobs: int = 1, show_progress: bool = False) -> list[ScenarioResult]:
+                  jobs: int = 1, show_progress: bool = False,
+                  alpha: Optional[float] = None) -> list[ScenarioResult]:
     """Every (scenario, side) gets its own stream family
     ``SeedSequence([seed, scenario index, side])`` cut into fixed chunks, so the
     counts are the same for any number of workers.
@@ -109,7 +110,8 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
     Bonferroni, so that all reported bounds hold simultaneously with
     probability ≥ confidence (SPEC §3 step 4).  Selection uses only the
     selection half; the held-out half is touched once per scenario."""
-    alpha = (1.0 - confidence) / (len(scenarios) * 2 * 2)
+    if alpha is None:
+        alpha = (1.0 - confidence) / (len(scenarios) * 2 * 2)
     progress = Progress(2 * trials * len(scenarios), show_progress)
     results = []
     for i, sc in enumerate(scenarios):

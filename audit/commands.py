@@ -17,6 +17,8 @@ def add_run_parser(sub, add_algorithm_options, number, positive_int):
     p.add_argument("--attack", action="append", metavar="NAME")
     p.add_argument("--confidence", type=number("--confidence", lo=0, hi=1, hi_open=True),
                    default=0.95)
+    p.add_argument("--mode", action="append", metavar="MODE",
+                   help="black-box, per-round, search or pld (repeatable); default: all that apply")
     p.add_argument("--report", metavar="DIR")
     p.add_argument("--quiet", action="store_true")
 
@@ -39,10 +41,11 @@ def cmd_run(args):
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta}
     from .engine import scenarios_for
     _, names = scenarios_for(alg, args.attack)  # validate attack names before running
-    command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence, args.seed)
+    command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
+                                args.seed, args.mode)
     result = audit_algorithm(alg, args.attack, trials=args.trials, confidence=args.confidence,
                              seed=args.seed, jobs=args.jobs, claim=claim,
-                             show_progress=not args.quiet, command=command)
+                             show_progress=not args.quiet, command=command, modes=args.mode)
     print(result.summary())
     if args.json:
         write_json_atomic(args.json, result.as_dict())

@@ -11,6 +11,9 @@ from algorithms.core import Algorithm, Claim
 from attacks import ATTACKS
 from . import __version__
 from .blackbox import ScenarioResult, run_scenarios
+from .whitebox_run import WHITE_MODES, applicable_modes, run_whitebox
+
+MODES = ("black-box",) + WHITE_MODES
 
 SCHEMA = "audit-result/1"
 
@@ -26,6 +29,7 @@ class AuditResult:
     runtime_seconds: float
     command: str
     claim_overridden: bool = False
+    n_tests: int = 0
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -33,7 +37,10 @@ class AuditResult:
 
     @property
     def max_detectable_epsilon(self) -> float:
-        return max((r.max_detectable_epsilon / r.group_size for r in self.results), default=0.0)
+        """What the black-box budget could show at most (white-box results are
+        not limited by it)."""
+        return max((r.max_detectable_epsilon / r.group_size for r in self.results
+                    if isinstance(r, ScenarioResult)), default=0.0)
 
     @property
     def violation(self) -> bool:
@@ -67,9 +74,18 @@ class AuditResult:
                  + (f", N = {self.algorithm.n_experts}" if self.algorithm.n_experts else "") + ")",
                  f"  claim: ε = {c.epsilon:g}{delta}, scope {c.scope} — {c.source}",
                  f"  budget: {self.trials} runs per side, {self.confidence:.0%} confidence "
-                 f"(Bonferroni over {len(self.results)} pair(s) × 2 directions × 2 bounds), "
-                 f"seed {self.seed}"]
+                 f"(Bonferroni over {self.n_tests} bound(s)), seed {self.seed}"]
         for r in self.results:
+            if not isinstance(r, ScenarioResult):
+                verdict = "VIOLATION" if r.violation else "ok"
+                exact = "exact" if r.exact else f"{self.confidence:.0%}"
+                lines.append(f"  {r.attack + ' [white-box ' + r.kind + ']':30s} "
+                             f"ε_lb = {r.epsilon_lower_bound:.6g} ({exact}) vs "
+                             f"{r.claim_label} {r.claim_value:.6g}: {verdict}")
+                lines.append(f"  {'':30s} {r.event}")
+                for note in r.notes:
+                    lines.append(f"  {'':30s} note: {note}")
+                continue
             t = r.test
             group = f" [group of {r.group_size}: claim {r.claim.epsilon:g}]" if r.group_size > 1 else ""
             lines.append(f"  {r.label:30s} ε_lb = {r.epsilon_lower_bound:.4f}{group}   "
@@ -78,11 +94,15 @@ class AuditResult:
                          f"{t.denominator.count}/{t.denominator.trials}")
             for note in r.notes:
                 lines.append(f"  {'':30s} note: {note}")
-        lines.append(f"  ε lower bound: {self.epsilon_lower_bound:.4f}   "
-                     f"(largest this budget could show: {self.max_detectable_epsilon:.2f})")
+        lines.append(f"  ε lower bound: {self.epsilon_lower_bound:.6g}   "
+                     f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
         if self.violation:
-            lines.append(f"  VERDICT: VIOLATION — the measured ε lower bound exceeds the claimed "
-                         f"ε = {c.epsilon:g} with {self.confidence:.0%} confidence")
+            exact = any(r.violation and not isinstance(r, ScenarioResult) and r.exact
+                        for r in self.results)
+            how = ("exactly — a certificate with no statistical error" if exact
+                   else f"with {self.confidence:.0%} confidence")
+            lines.append(f"  VERDICT: VIOLATION — the measured privacy loss exceeds the claim "
+                         f"({how})")
         else:
             lines.append("  VERDICT: consistent — no evidence against the claim at this budget "
                          "(this is not a proof of privacy)")
@@ -104,7 +124,8 @@ def scenarios_for(alg: Algorithm, attack_names: Optional[Sequence[str]]):
     return out, names
 
 
-def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed) -> str:
+def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
+                      modes=None) -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -116,6 +137,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
             parts += [flag, str(value)]
     for a in attacks:
         parts += ["--attack", a]
+    for m in modes or ():
+        parts += ["--mode", m]
     parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
     return shlex.join(parts)
 
@@ -123,8 +146,11 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
 def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     trials: int = 200_000, confidence: float = 0.95, seed: int = 0,
                     jobs: int = 1, claim: Optional[Claim] = None, show_progress: bool = False,
-                    command: Optional[str] = None) -> AuditResult:
-    """Black-box audit of ``alg`` against ``claim`` (its own by default)."""
+                    command: Optional[str] = None, modes: Optional[Sequence[str]] = None
+                    ) -> AuditResult:
+    """Audit ``alg`` against ``claim`` (its own by default): black-box on every
+    attack's pairs, plus the white-box modes wherever the algorithm supports
+    them (``modes`` restricts both)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if trials < 2:
@@ -133,10 +159,30 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     claim = claim or alg.claim
     if claim is None:
         raise ValueError(f"{alg.name} declares no privacy claim; give --claim-epsilon")
+    for m in modes or ():
+        if m not in MODES:
+            raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
+    wanted = set(modes or MODES)
     scenarios, names = scenarios_for(alg, attacks)
+    white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
+    black = scenarios if "black-box" in wanted else []
+    if not black and not any(white):
+        raise ValueError(f"no selected mode applies to {alg.name} with these attacks "
+                         f"(white-box needs an algorithm whose action or noise distributions "
+                         f"are exposed)")
+    # Bonferroni over everything that can err: 2 directions × 2 bounds per
+    # black-box pair, one band per loss distribution; exact results cannot err.
+    n_tests = 4 * len(black) + sum("pld" in w for w in white)
+    alpha = (1.0 - confidence) / n_tests if n_tests else 1.0 - confidence
     start = time.perf_counter()
-    results = run_scenarios(scenarios, claim, trials, confidence, seed, jobs=jobs,
-                            show_progress=show_progress)
+    results = run_scenarios(black, claim, trials, confidence, seed, jobs=jobs,
+                            show_progress=show_progress, alpha=alpha) if black else []
+    for i, (sc, ms) in enumerate(zip(scenarios, white)):
+        if ms:
+            sc.check()
+            results += run_whitebox(sc, claim.scaled_for_group(sc.group_size), ms, alpha,
+                                    trials, seed, jobs, i)
     elapsed = time.perf_counter() - start
-    command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed)
-    return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden)
+    command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes)
+    return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
+                       n_tests)

@@ -20,16 +20,19 @@ DEFAULT_CHUNK = 10000
 
 @dataclass
 class Trace:
-    """What one chunk of runs did: actions ``(runs, rounds)`` and the total
-    loss each run incurred."""
+    """What one chunk of runs did: actions ``(runs, rounds)``, the total loss
+    each run incurred and, when asked for, the transcript: the values released
+    to an inner learner ``(runs, n_releases[, d])`` and per-round aux data."""
 
     actions: np.ndarray
     total_loss: np.ndarray
+    releases: Optional[np.ndarray] = None
+    aux: Optional[np.ndarray] = None
 
 
 def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Generator,
              advice: Optional[np.ndarray] = None, rounds: Optional[int] = None,
-             learner=None) -> Trace:
+             learner=None, record_transcript: bool = False) -> Trace:
     """Run ``runs`` independent copies for the first ``rounds`` rounds (all of
     ``losses`` by default).  Simulating a prefix is exact for events on that
     prefix: the first m actions do not depend on what comes after."""
@@ -43,14 +46,27 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     dtype = np.int16 if learner.n_arms < 2 ** 15 else np.int64
     out = np.empty((T, runs), dtype=dtype)
     total = np.zeros(runs)
+    model = learner.transcript if record_transcript else None
+    if record_transcript and model is None:
+        raise ValueError(f"{alg.name} does not describe its releases (no transcript model)")
+    releases, aux = [], []
     state = learner.init(runs, rng)
     for t in range(T):
         state, a = learner.act(state, None if advice is None else advice[t], rng)
         out[t] = a
         obs = losses[t][a]
         total += obs
+        if model is not None and model.aux is not None:
+            aux.append(model.aux(state))
         state = learner.feed(state, a, obs, rng)
-    return Trace(out.T, total)
+        if model is not None:
+            r = model.released(state)
+            if not np.all(np.isnan(r)):
+                releases.append(r)
+    if model is None:
+        return Trace(out.T, total)
+    rel = np.stack(releases, axis=1) if releases else np.zeros((runs, 0))
+    return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None)
 
 
 def chunk_sizes(n: int, chunk: int = DEFAULT_CHUNK) -> list[int]:

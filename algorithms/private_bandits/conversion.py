@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Learner, sample_categorical
+from ..core import Learner, TranscriptModel, sample_categorical
 
 
 def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
@@ -71,8 +71,18 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
         out[np.arange(runs), state["action"]] = 1.0
         return out
 
+    n_batches = horizon // tau
+
+    def means(actions, losses, aux=None, advice=None):
+        # Release j is aggregate(ℓ_s(I_s) over batch j); I_s is constant in a batch.
+        T = actions.shape[1]
+        nb = min(n_batches, T // tau)  # a simulated prefix holds fewer batches
+        played = losses[np.arange(T), actions][:, : nb * tau]
+        return played.reshape(actions.shape[0], nb, tau).sum(axis=2) / divisor
+
+    model = TranscriptModel(released=lambda s: s["noisy"], means=means, scale=scale)
     return Learner(init=init, act=act, feed=feed, n_arms=base.n_arms,
-                   probs=probs if base.probs is not None else None, released="noisy")
+                   probs=probs if base.probs is not None else None, transcript=model)
 
 
 def experts_from_bandit(base: Learner, n_actions: int) -> Learner:
@@ -100,5 +110,10 @@ def experts_from_bandit(base: Learner, n_actions: int) -> Learner:
     def probs(state, advice):
         return base.probs(state["base"], None) @ advice
 
+    # The base learner is fed ℓ_t(I_t) for the played action I_t, so its
+    # releases are the same functions of the played actions as for a bandit.
+    model = None
+    if base.transcript is not None:
+        model = base.transcript._replace(released=lambda s: base.transcript.released(s["base"]))
     return Learner(init=init, act=act, feed=feed, n_arms=n_actions,
-                   probs=probs if base.probs is not None else None)
+                   probs=probs if base.probs is not None else None, transcript=model)

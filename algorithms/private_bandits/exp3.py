@@ -1,6 +1,8 @@
 """EXP3 with mixing: Algorithm 3 of Asi, Raman & Talwar (ICML 2025, App. D)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import Learner, sample_categorical, softmax_rows
@@ -24,6 +26,9 @@ def exp3_learner(K: int, eta: float, gamma: float) -> Learner:
     def init(runs, rng):
         return {"logw": np.zeros((runs, K))}
 
+    def commit(state, advice, actions):
+        return {"logw": state["logw"], "P": probs(state)}
+
     def act(state, advice, rng):
         P = probs(state)
         actions = sample_categorical(P, rng.random(P.shape[0]))
@@ -37,7 +42,7 @@ def exp3_learner(K: int, eta: float, gamma: float) -> Learner:
         logw -= logw.max(axis=1, keepdims=True)
         return {"logw": logw}
 
-    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs)
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, commit=commit)
 
 
 def _exp3_two_arms(eta: float, gamma: float) -> Learner:
@@ -52,6 +57,9 @@ def _exp3_two_arms(eta: float, gamma: float) -> Learner:
     def init(runs, rng):
         return {"d": np.zeros(runs)}
 
+    def commit(state, advice, actions):
+        return {"d": state["d"], "p0": p_first(state["d"])}
+
     def act(state, advice, rng):
         p0 = p_first(state["d"])
         actions = (rng.random(p0.shape[0]) >= p0).view(np.int8)  # = sample_categorical
@@ -63,4 +71,18 @@ def _exp3_two_arms(eta: float, gamma: float) -> Learner:
         step = eta * losses / np.where(played_second, 1.0 - p0, p0)
         return {"d": state["d"] + np.where(played_second, -step, step)}
 
-    return Learner(init=init, act=act, feed=feed, n_arms=2, probs=probs)
+    def replay(losses, history):
+        d, c, g2 = 0.0, 1.0 - gamma, gamma / 2
+        exp = math.exp
+        lo = np.asarray(losses, dtype=float).tolist()
+        p_first_t = [0.0] * len(history)
+        for t, a in enumerate(np.asarray(history).tolist()):
+            p0 = c * exp(-d) / (1.0 + exp(-d)) + g2 if d > 0 else c / (1.0 + exp(d)) + g2
+            p_first_t[t] = p0
+            step = eta * lo[t][a]
+            d = d - step / (1.0 - p0) if a else d + step / p0
+        p0 = np.array(p_first_t)
+        return np.stack([p0, 1.0 - p0], axis=1)
+
+    return Learner(init=init, act=act, feed=feed, n_arms=2, probs=probs, commit=commit,
+                   replay=replay)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Learner, sample_categorical, softmax_rows
+from ..core import Learner, TranscriptModel, sample_categorical, softmax_rows
 
 
 def _mix(P, advice, gamma, K):
@@ -41,7 +41,11 @@ def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float) -
         logw -= logw.max(axis=1, keepdims=True)
         return {"logw": logw, "noisy": noisy}
 
-    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, released="noisy")
+    def means(actions, losses, aux=None, advice=None):
+        return losses[np.arange(actions.shape[1]), actions]  # release t: ℓ_t(I_t)
+
+    model = TranscriptModel(released=lambda s: s["noisy"], means=means, scale=scale)
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, transcript=model)
 
 
 def batched_exp4_learner(K: int, N: int, eta: float, gamma: float, tau: int,
@@ -90,4 +94,19 @@ def batched_exp4_learner(K: int, N: int, eta: float, gamma: float, tau: int,
         state["acc"] = acc
         return state
 
-    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, released="noisy")
+    def means(actions, losses, aux, advice):
+        # Release r, expert j: (1/τ) Σ_{s in batch r} μ_s^j(I_s) ℓ_s(I_s)/Q_s(I_s);
+        # Q_s(I_s) (aux) depends only on earlier releases, so it is the same on
+        # both sides of a neighbouring pair.
+        M, T = actions.shape
+        n_batches = T // tau
+        cols = np.arange(T)
+        mu = advice[cols[None, :], :, actions]                  # (M, T, N)
+        played = losses[cols, actions] / aux                    # (M, T)
+        per_round = mu * played[:, :, None]
+        per_round = per_round[:, : n_batches * tau]
+        return per_round.reshape(M, n_batches, tau, N).sum(axis=2) / tau
+
+    model = TranscriptModel(released=lambda s: s["noisy"], means=means, scale=noise_scale,
+                            aux=lambda s: s["q_played"])
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, transcript=model)

@@ -49,6 +49,9 @@ def htinf_learner(K: int, sigma: float) -> Learner:
     def init(runs, rng):
         return {"L": np.zeros((runs, K)), "t": 0}
 
+    def commit(state, advice, actions):
+        return {**state, "x": probs(state)}
+
     def act(state, advice, rng):
         x = probs(state)
         actions = sample_categorical(x, rng.random(x.shape[0]))
@@ -63,4 +66,4 @@ def htinf_learner(K: int, sigma: float) -> Learner:
         L[rows, actions] += np.where(skip, 0.0, losses / x_played)
         return {"L": L, "t": t}
 
-    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs)
+    return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, commit=commit)
