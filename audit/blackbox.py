@@ -30,6 +30,7 @@ class ScenarioResult:
     pair: str
     rounds: int
     notes: list = field(default_factory=list)
+    curve: dict = field(default_factory=dict)    # ε_lb as the held-out budget grows
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -62,7 +63,20 @@ class ScenarioResult:
                        "alpha_each": self.alpha},
             "max_detectable_epsilon": self.max_detectable_epsilon,
             "pair": self.pair, "rounds_simulated": self.rounds, "notes": self.notes,
+            "estimates": self._estimates(),
+            "epsilon_vs_runs": self.curve,
         }
+
+    def _estimates(self) -> dict:
+        """The chosen event's probability on each side with its two-sided
+        interval at the same per-bound α (for the report's figure)."""
+        from .estimate import one_sided_bounds
+        out = {}
+        for side, b in (("numerator", self.test.numerator), ("denominator", self.test.denominator)):
+            full = one_sided_bounds(b.count, b.trials, self.alpha)
+            out[side] = {"p_hat": b.count / b.trials if b.trials else 0.0,
+                         "lower": full.lower, "upper": full.upper}
+        return out
 
 
 class Progress:
@@ -99,6 +113,25 @@ def _count_task(scenario, losses):
     return task
 
 
+def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40) -> dict:
+    """ε_lb of the chosen event on growing prefixes of the held-out chunks, so
+    a reader sees whether more budget would help.  (Each point is a valid bound
+    on its own; the curve is for reading, the verdict uses the full budget.)"""
+    from .estimate import epsilon_lower_bound, one_sided_bounds
+    e = labels.index(test.event)
+    num, den = (parts_a, parts_b) if test.direction == "l>l'" else (parts_b, parts_a)
+    x = np.cumsum([p[2][e] for p in num])
+    y = np.cumsum([p[2][e] for p in den])
+    n = np.cumsum([p[3] for p in num])
+    keep = np.unique(np.linspace(0, len(n) - 1, min(points, len(n))).astype(int))
+    eps = []
+    for k in keep:
+        lo = one_sided_bounds(int(x[k]), int(n[k]), alpha).lower
+        hi = one_sided_bounds(int(y[k]), int(n[k]), alpha).upper
+        eps.append(epsilon_lower_bound(lo, hi, delta))
+    return {"runs_per_side": (2 * n[keep]).tolist(), "epsilon_lower_bound": eps}
+
+
 def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed: int,
                   jobs: int = 1, show_progress: bool = False,
                   alpha: Optional[float] = None) -> list[ScenarioResult]:
@@ -128,16 +161,17 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
                                progress=tick)
             sel = np.sum([p[0] for p in parts], axis=0)
             hold = np.sum([p[2] for p in parts], axis=0)
-            sides.append((sel, sum(p[1] for p in parts), hold, sum(p[3] for p in parts)))
-        (sa, n_sel, ha, n_hold), (sb, n_sel_b, hb, n_hold_b) = sides
+            sides.append((sel, sum(p[1] for p in parts), hold, sum(p[3] for p in parts), parts))
+        (sa, n_sel, ha, n_hold, parts_a), (sb, n_sel_b, hb, n_hold_b, parts_b) = sides
         assert n_sel == n_sel_b and n_hold == n_hold_b
         scaled = claim.scaled_for_group(sc.group_size)
         test = select_and_test(sa, sb, n_sel, ha, hb, n_hold, sc.events.labels, alpha,
                                delta=scaled.delta)
+        curve = _budget_curve(test, sc.events.labels, parts_a, parts_b, alpha, scaled.delta)
         results.append(ScenarioResult(
             attack=sc.label.split(":")[0], label=sc.label, claim=scaled, group_size=sc.group_size,
             test=test, trials=trials, n_selection=n_sel, n_holdout=n_hold, alpha=alpha,
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, scaled.delta),
-            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes)))
+            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve))
     progress.close()
     return results

@@ -91,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--runs", type=_positive_int("--runs"), default=1000)
     r.add_argument("--instance", default="gap")
 
-    from .commands import add_run_parser
+    from .commands import add_report_parsers, add_run_parser
     add_run_parser(sub, _add_algorithm_options, _number, _positive_int)
+    add_report_parsers(sub, _positive_int)
     return parser
 
 
@@ -148,11 +149,10 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: list, run, regret")
-        handler = {"list": cmd_list, "regret": cmd_regret}.get(args.command)
-        if handler is None:
-            from .commands import cmd_run
-            handler = cmd_run
+            raise UsageError("a command is required: list, run, regret, report, gallery")
+        from . import commands
+        handler = {"list": cmd_list, "regret": cmd_regret, "run": commands.cmd_run,
+                   "report": commands.cmd_report, "gallery": commands.cmd_gallery}[args.command]
         return handler(args)
     except (UsageError, ValueError) as exc:
         print(f"audit: error: {exc}", file=sys.stderr)

@@ -23,10 +23,22 @@ def add_run_parser(sub, add_algorithm_options, number, positive_int):
     p.add_argument("--quiet", action="store_true")
 
 
+def check_output_dir(path: str, flag: str) -> None:
+    """Refuse an unusable output folder before any work is done."""
+    import os
+    parent = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{flag}: {path} exists and is not a directory")
+    if not os.path.isdir(parent):
+        raise ValueError(f"{flag}: parent directory {parent} does not exist")
+
+
 def cmd_run(args):
     from .cli import _build_algorithm, write_json_atomic
     from .engine import audit_algorithm, reproduce_command
 
+    if args.report:
+        check_output_dir(args.report, "--report")
     alg = _build_algorithm(args)
     claim = None
     if args.claim_epsilon is not None or args.claim_delta is not None:
@@ -46,7 +58,57 @@ def cmd_run(args):
     result = audit_algorithm(alg, args.attack, trials=args.trials, confidence=args.confidence,
                              seed=args.seed, jobs=args.jobs, claim=claim,
                              show_progress=not args.quiet, command=command, modes=args.mode)
+    if args.report:
+        from .regret import regret_curve
+        result.regret = regret_curve(alg, runs=200, seed=args.seed)
     print(result.summary())
     if args.json:
         write_json_atomic(args.json, result.as_dict())
+    if args.report:
+        from .report import write_report
+        paths = write_report(result.as_dict(), args.report)
+        print(f"  report: {paths['html']}")
     return EXIT_VIOLATION if result.violation else EXIT_OK
+
+
+def add_report_parsers(sub, positive_int):
+    p = sub.add_parser("report", help="re-render a report from a saved result document")
+    p.add_argument("result", metavar="RESULT.json")
+    p.add_argument("--out", required=True, metavar="DIR")
+    g = sub.add_parser("gallery", help="regenerate reports/ for every built-in algorithm")
+    g.add_argument("--out", default="reports", metavar="DIR")
+    g.add_argument("--trials", type=positive_int("--trials"), default=200_000)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--jobs", type=positive_int("--jobs"), default=None)
+
+
+def load_result(path: str) -> dict:
+    import json
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable JSON result ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "audit-result/1":
+        raise ValueError(f"{path}: not an audit-result/1 document (schema "
+                         f"{doc.get('schema') if isinstance(doc, dict) else None!r})")
+    return doc
+
+
+def cmd_report(args):
+    from .report import write_report
+    check_output_dir(args.out, "--out")
+    paths = write_report(load_result(args.result), args.out)
+    print(f"report written: {paths['html']} and {paths['md']}")
+    return EXIT_OK
+
+
+def cmd_gallery(args):
+    import os
+    from .gallery import build_gallery
+    check_output_dir(args.out, "--out")
+    build_gallery(args.out, trials=args.trials, seed=args.seed,
+                  jobs=args.jobs or os.cpu_count() or 1)
+    return EXIT_OK

@@ -30,6 +30,7 @@ class AuditResult:
     command: str
     claim_overridden: bool = False
     n_tests: int = 0
+    regret: Optional[dict] = None
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -64,6 +65,7 @@ class AuditResult:
             "verdict": self.verdict,
             "runtime_seconds": self.runtime_seconds,
             "reproduce": self.command,
+            "regret": self.regret,
         }
 
     def summary(self) -> str:

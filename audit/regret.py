@@ -67,3 +67,32 @@ def estimate_regret(alg: Algorithm, runs: int = 1000, instance: str = "gap", see
     return RegretResult(alg.name, alg.params, alg.claim.as_dict(), instance, alg.horizon, runs,
                         mean - best, (mean - best - half, mean - best + half), confidence,
                         runs * alg.horizon / elapsed, jobs, seed)
+
+
+def regret_curve(alg: Algorithm, runs: int = 200, instance: str = "gap", seed: int = 0,
+                 points: int = 60, confidence: float = 0.95) -> dict:
+    """Mean regret against the best fixed arm (expert) of each prefix, with a
+    Student-t band over runs, at up to ``points`` horizons t ≤ T; and the
+    paper's regret bound at the same horizons where the algorithm states one."""
+    inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts)
+    tr = simulate(alg, inst.losses, runs, np.random.default_rng(seed), advice=inst.advice)
+    T = alg.horizon
+    ts = np.unique(np.geomspace(1, T, points).astype(int))
+    played = inst.losses[np.arange(T), tr.actions.astype(np.int64)]        # (runs, T)
+    cum = np.cumsum(played, axis=1)[:, ts - 1]
+    if inst.advice is None:
+        best = np.cumsum(inst.losses, axis=0).min(axis=1)[ts - 1]
+    else:
+        per_expert = np.einsum("tnk,tk->tn", inst.advice, inst.losses)
+        best = np.cumsum(per_expert, axis=0).min(axis=1)[ts - 1]
+    reg = cum - best
+    mean = reg.mean(axis=0)
+    half = stats.t.ppf(0.5 + confidence / 2, max(runs - 1, 1)) * reg.std(axis=0, ddof=1) / np.sqrt(runs)
+    out = {"instance": instance, "runs": runs, "t": ts.tolist(), "mean": mean.tolist(),
+           "lower": (mean - half).tolist(), "upper": (mean + half).tolist(),
+           "confidence": confidence}
+    bound = alg.extra.get("regret_bound")
+    if bound is not None:
+        out["bound"] = {"formula": bound[0], "source": bound[1],
+                        "values": [float(bound[2](int(t))) for t in ts]}
+    return out

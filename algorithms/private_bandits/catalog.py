@@ -57,7 +57,8 @@ def make_exp3(T, K=2, N=None, epsilon=None, delta=0.0, eta=None, gamma=None) -> 
 
 
 # ------------------------------------------------- Algorithm 1 conversions
-def _conversion(name, T, K, epsilon, base_factory, tau, params, source) -> Algorithm:
+def _conversion(name, T, K, epsilon, base_factory, tau, params, source,
+                regret_bound=None) -> Algorithm:
     """Algorithm 1 around ``base_factory(rounds)``; ``rebuild`` swaps the
     base learner, which Lemma 3.3 allows because it holds for every B."""
     claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Lemma 3.3 ({source})")
@@ -66,7 +67,8 @@ def _conversion(name, T, K, epsilon, base_factory, tau, params, source) -> Algor
         learner = private_batched(base, tau, epsilon, T)
         return Algorithm(name, learner, claim, T, K, params,
                          rebuild=build, base_arms=K,
-                         default_attacks=("canary", "first-round", "batch-edge"))
+                         default_attacks=("canary", "first-round", "batch-edge"),
+                         extra={"regret_bound": regret_bound} if regret_bound else {})
 
     return build(base_factory())
 
@@ -86,9 +88,12 @@ def make_private_exp3(T, K=2, N=None, epsilon=1.0, delta=0.0, tau=None, eta=None
     eta = _unit_interval("eta", math.sqrt(math.log(K) / (22 * epsilon * K * T * L ** 2))
                          if eta is None else eta)
     gamma = _unit_interval("gamma", min(1.0, 4 * eta * K * L) if gamma is None else gamma)
+    bound = ("36·√(tK log K)·log(Kt)/√ε + 4/ε", "Corollary E.1",
+             lambda t: 36 * math.sqrt(t * K * math.log(K)) * math.log(K * t) / math.sqrt(epsilon)
+             + 4 / epsilon)
     return _conversion("private-exp3", T, K, epsilon, lambda: exp3_learner(K, eta, gamma),
                        tau, {"epsilon": epsilon, "tau": tau, "eta": eta, "gamma": gamma},
-                       "Corollary E.1")
+                       "Corollary E.1", bound)
 
 
 def make_private_ftpl(T, K=2, N=None, epsilon=1.0, delta=0.0, tau=None, eta=None,
@@ -123,9 +128,11 @@ def make_private_htinf(T, K=2, N=None, epsilon=1.0, delta=0.0, tau=None,
     T, K, epsilon = check_horizon(T), check_arms(K), check_epsilon(epsilon)
     tau = _tau_default(epsilon, T, tau)
     sigma = check_positive("sigma", htinf_sigma(tau, epsilon) if sigma is None else sigma)
+    bound = ("208·√(tK/ε) + 2/ε", "Corollary 3.2 (proof, App. D)",
+             lambda t: 208 * math.sqrt(t * K / epsilon) + 2 / epsilon)
     return _conversion("private-htinf", T, K, epsilon, lambda: htinf_learner(K, sigma),
                        tau, {"epsilon": epsilon, "tau": tau, "sigma": sigma},
-                       "Corollary 3.2")
+                       "Corollary 3.2", bound)
 
 
 def make_private_experts(T, K=2, N=4, epsilon=1.0, delta=0.0, tau=None,
