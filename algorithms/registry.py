@@ -37,6 +37,15 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in [
           "Private batched EXP4 (Alg 2, Thm 4.5)", experts=4, delta=1e-6),
     Entry("mutant-batch-sum", mutants.make_mutant_batch_sum,
           "BROKEN Alg 1 around EXP3: batch sum instead of mean (true eps = tau*eps)", epsilon=0.25),
+    Entry("mutant-noise-tau", mutants.make_mutant_noise_tau,
+          "BROKEN Alg 1 around FTPL: noise 1/(tau^2 eps) (true eps = tau*eps)", epsilon=0.25),
+    Entry("mutant-overlap", mutants.make_mutant_overlap,
+          "BROKEN Alg 5 around Alg 1 with overlapping batches (true eps = 2 eps)",
+          experts=4, epsilon=0.25),
+    Entry("mutant-ldp-after", mutants.make_mutant_ldp_after,
+          "BROKEN Alg 6: noise after importance weighting (true eps = eps*K/gamma)", experts=4),
+    Entry("mutant-exp4-noise", mutants.make_mutant_exp4_noise,
+          "BROKEN Alg 2: noise scale missing K/gamma", experts=4, delta=1e-6),
 ]}
 
 

@@ -101,3 +101,32 @@ class Lemma51(Attack):
                          rounds, advice=_advice(alg), group_size=k,
                          notes=[f"ℓ and ℓ′ differ at {k} rounds ({tau + 1}..{tau + k}); the claim "
                                 f"is scaled by group privacy to ({k}ε, {k}e^(({k}−1)ε)δ)"])]
+
+
+class RareArm(Attack):
+    name = "rare-arm"
+    summary = ("arm 1 always loss 0, the others 1; the loss of arm K changes (0 vs 1) at a "
+               "late round, when it is played with probability near the mixing floor γ/K")
+
+    def scenarios(self, alg):
+        tau = batch_size(alg) or 1
+        t = min(2 * tau, alg.horizon - 1) if tau > 1 else min(alg.horizon // 2, 200)
+        K = alg.n_arms
+        a = np.ones((alg.horizon, K))
+        a[:, 0] = 0.0
+        b = a.copy()
+        a[t, K - 1] = 0.0
+        advice = None
+        if alg.needs_advice:
+            # Expert j always recommends arm j mod K: inverse-probability
+            # weights 1/Q_t(I_t) reach K/γ on the arms nobody should play.
+            one_hot = np.zeros((alg.n_experts, K))
+            one_hot[np.arange(alg.n_experts), np.arange(alg.n_experts) % K] = 1.0
+            advice = np.broadcast_to(one_hot, (alg.horizon, alg.n_experts, K)).copy()
+        rounds = _window(alg, t + 1)
+        return [Scenario("rare-arm", alg, a, b,
+                         standard_events(rounds, K, focus=(t, t + 1, t + tau)), rounds,
+                         advice=advice,
+                         notes=[f"the change at round {t + 1} matters only when arm {K} is played, "
+                                "which the algorithm has learned to avoid: importance weights are "
+                                "largest there"])]

@@ -91,9 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--runs", type=_positive_int("--runs"), default=1000)
     r.add_argument("--instance", default="gap")
 
-    from .commands import add_report_parsers, add_run_parser
+    from .commands import add_check_parser, add_report_parsers, add_run_parser
     add_run_parser(sub, _add_algorithm_options, _number, _positive_int)
     add_report_parsers(sub, _positive_int)
+    add_check_parser(sub, _positive_int, _number)
     return parser
 
 
@@ -149,10 +150,11 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: list, run, regret, report, gallery")
+            raise UsageError("a command is required: list, run, check, regret, report, gallery")
         from . import commands
         handler = {"list": cmd_list, "regret": cmd_regret, "run": commands.cmd_run,
-                   "report": commands.cmd_report, "gallery": commands.cmd_gallery}[args.command]
+                   "report": commands.cmd_report, "gallery": commands.cmd_gallery,
+                   "check": commands.cmd_check}[args.command]
         return handler(args)
     except (UsageError, ValueError) as exc:
         print(f"audit: error: {exc}", file=sys.stderr)

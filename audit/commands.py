@@ -82,6 +82,46 @@ def add_report_parsers(sub, positive_int):
     g.add_argument("--jobs", type=positive_int("--jobs"), default=None)
 
 
+def add_check_parser(sub, positive_int, number):
+    p = sub.add_parser("check", help="run a suite of audits (the CI gate)")
+    p.add_argument("--config", metavar="FILE",
+                   help="suite file (default: audit.toml, else [tool.audit] in pyproject.toml)")
+    p.add_argument("--junit", metavar="PATH")
+    p.add_argument("--report", metavar="DIR")
+    p.add_argument("--jobs", type=positive_int("--jobs"), default=None)
+    p.add_argument("--scale", type=number("--scale", lo=0), default=1.0,
+                   help="multiply every budget (e.g. 0.1 for a fast local run)")
+
+
+def cmd_check(args):
+    import os
+    from .check import find_config, parse_suite, run_suite, table, write_junit
+    path, doc = find_config(args.config)
+    settings, entries = parse_suite(path, doc)
+    for flag, out in (("--junit", args.junit), ("--report", args.report)):
+        if out:
+            check_output_dir(out if flag == "--report" else os.path.dirname(os.path.abspath(out)),
+                             flag)
+    jobs = args.jobs or settings.get("jobs") or os.cpu_count() or 1
+    print(f"audit check: {len(entries)} audit(s) from {path}")
+    outcomes = run_suite(settings, entries, jobs, scale=args.scale)
+    print(table(outcomes, settings))
+    if args.junit:
+        write_junit(outcomes, args.junit)
+    if args.report:
+        from .report import write_report
+        os.makedirs(args.report, exist_ok=True)
+        lines = ["# Audit suite", "", "| audit | verdict | expected | outcome | report |",
+                 "|---|---|---|---|---|"]
+        for o in outcomes:
+            write_report(o.result.as_dict(), os.path.join(args.report, o.entry.name))
+            lines.append(f"| {o.entry.name} | {o.verdict} | {o.entry.expect} | "
+                         f"{'ok' if o.ok else 'FAIL'} | [report]({o.entry.name}/report.html) |")
+        with open(os.path.join(args.report, "index.md"), "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return EXIT_OK if all(o.ok for o in outcomes) else EXIT_VIOLATION
+
+
 def load_result(path: str) -> dict:
     import json
     try:

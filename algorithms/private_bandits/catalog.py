@@ -169,7 +169,7 @@ def make_ldp_exp4(T, K=2, N=4, epsilon=1.0, delta=0.0, eta=None, gamma=None) -> 
     claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Theorem 4.4 (ε-local DP)")
     return Algorithm("ldp-exp4", ldp_exp4_learner(K, N, eta, gamma, epsilon), claim, T, K,
                      {"epsilon": epsilon, "eta": eta, "gamma": gamma}, n_experts=N,
-                     default_attacks=("first-round",))
+                     default_attacks=("first-round", "rare-arm"))
 
 
 def batched_exp4_noise_scale(K, N, delta, gamma, tau, epsilon) -> float:
@@ -209,4 +209,4 @@ def make_private_batched_exp4(T, K=2, N=4, epsilon=1.0, delta=1e-6, tau=None, et
                      batched_exp4_learner(K, N, eta, gamma, tau, scale), claim, T, K,
                      {"epsilon": epsilon, "delta": delta, "tau": tau, "eta": eta,
                       "gamma": gamma, "noise_scale": scale}, n_experts=N,
-                     default_attacks=("first-round", "batch-edge"))
+                     default_attacks=("rare-arm", "batch-edge"))

@@ -11,7 +11,8 @@ from ..core import Learner, TranscriptModel, sample_categorical
 
 
 def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
-                    noise_scale: float | None = None, aggregate: str = "mean") -> Learner:
+                    noise_scale: float | None = None, aggregate: str = "mean",
+                    overlap: bool = False) -> Learner:
     """Algorithm 1: play the base learner's action for a batch of τ rounds,
     then pass it the batch-average loss plus Lap(1/(τε)) noise (line 11).
 
@@ -22,9 +23,11 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
     Rounds left over when τ does not divide the horizon are played with the
     last action and never fed back (the box only feeds complete batches).
 
-    ``noise_scale`` and ``aggregate`` exist only so that deliberately broken
-    variants (mutants) can be built from the same code; the defaults are the
-    paper's.
+    ``noise_scale``, ``aggregate`` and ``overlap`` exist only so that
+    deliberately broken variants (mutants) can be built from the same code;
+    the defaults are the paper's.  ``overlap=True`` is the off-by-one bug of
+    starting each batch's window one round early, so the last loss of batch j
+    is also counted in batch j + 1 (fed twice).
     """
     scale = 1.0 / (tau * epsilon) if noise_scale is None else float(noise_scale)
     if aggregate not in ("mean", "sum"):
@@ -56,7 +59,7 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
             noisy = acc / divisor + rng.laplace(0.0, scale, acc.shape[0])
             state["base"] = base.feed(state["base"], state["action"], noisy, rng)
             state["noisy"] = noisy
-            acc = np.zeros_like(acc)
+            acc = losses.copy() if overlap else np.zeros_like(acc)
         else:
             state["noisy"] = np.full(acc.shape[0], np.nan)
         state["acc"] = acc
@@ -78,7 +81,10 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
         T = actions.shape[1]
         nb = min(n_batches, T // tau)  # a simulated prefix holds fewer batches
         played = losses[np.arange(T), actions][:, : nb * tau]
-        return played.reshape(actions.shape[0], nb, tau).sum(axis=2) / divisor
+        sums = played.reshape(actions.shape[0], nb, tau).sum(axis=2)
+        if overlap and nb > 1:
+            sums[:, 1:] += played[:, tau - 1:(nb - 1) * tau:tau]
+        return sums / divisor
 
     model = TranscriptModel(released=lambda s: s["noisy"], means=means, scale=scale)
     return Learner(init=init, act=act, feed=feed, n_arms=base.n_arms,

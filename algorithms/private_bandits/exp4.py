@@ -15,10 +15,15 @@ def _mix(P, advice, gamma, K):
     return (1.0 - gamma) * (P @ advice) + gamma / K
 
 
-def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float) -> Learner:
+def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float,
+                     noise_after_weighting: bool = False) -> Learner:
     """Algorithm 6: Laplace(1/ε) noise is added to the observed loss (line 8)
     *before* importance weighting (line 9), so each released value ℓ′_t(I_t)
-    has sensitivity 1: ε-DP per round and, as each loss is used once, overall."""
+    has sensitivity 1: ε-DP per round and, as each loss is used once, overall.
+
+    ``noise_after_weighting=True`` is a mutant: the noise is added to
+    ℓ_t(I_t)/Q_t(I_t), whose sensitivity is up to K/γ, so the same noise buys
+    only (εK/γ)-DP."""
     scale = 1.0 / epsilon
 
     def probs(state, advice):
@@ -35,16 +40,22 @@ def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float) -
                 "mu_played": advice[:, actions].T}, actions
 
     def feed(state, actions, losses, rng):
-        noisy = losses + rng.laplace(0.0, scale, losses.shape[0])          # line 8
-        est = noisy / state["q_played"]                                      # line 9
+        if noise_after_weighting:
+            est = losses / state["q_played"] + rng.laplace(0.0, scale, losses.shape[0])
+            noisy = est
+        else:
+            noisy = losses + rng.laplace(0.0, scale, losses.shape[0])       # line 8
+            est = noisy / state["q_played"]                                  # line 9
         logw = state["logw"] - eta * state["mu_played"] * est[:, None]       # lines 10–11
         logw -= logw.max(axis=1, keepdims=True)
         return {"logw": logw, "noisy": noisy}
 
     def means(actions, losses, aux=None, advice=None):
-        return losses[np.arange(actions.shape[1]), actions]  # release t: ℓ_t(I_t)
+        played = losses[np.arange(actions.shape[1]), actions]  # release t: ℓ_t(I_t)
+        return played / aux if noise_after_weighting else played
 
-    model = TranscriptModel(released=lambda s: s["noisy"], means=means, scale=scale)
+    model = TranscriptModel(released=lambda s: s["noisy"], means=means, scale=scale,
+                            aux=(lambda s: s["q_played"]) if noise_after_weighting else None)
     return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, transcript=model)
 
 

@@ -1,0 +1,487 @@
+"""Render an ``audit-result/1`` document as a human report.
+
+``write_report(doc, out_dir)`` writes, into ``out_dir``:
+
+- ``report.html`` — one self-contained file (inline CSS, every figure a
+  base64 ``data:`` URI), readable offline and safe to mail or attach to CI;
+- ``report.md`` — the same content for code review, figures referenced as the
+  PNG files beside it;
+- ``result.json`` — the document itself, so the report can be re-rendered
+  (``audit report result.json --out DIR``) without re-running anything;
+- the PNG figures (``fig-NN-<what>.png``).
+
+Every file is written to a temporary name and renamed into place, so a
+failure never leaves a half-written report.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+import re
+from typing import Optional
+
+from .figures import figure_for, fmt, regret_figure
+
+REQUIRED = ("algorithm", "claim", "budget", "attacks", "verdict")
+SCOPES = {
+    "actions": "the released sequence of actions I_1..I_T (or chosen experts / points)",
+    "transcript": "the actions plus every noisy value the algorithm releases to its inner "
+                  "learner (implies the actions claim by post-processing)",
+    "per-round": "each round's mechanism, for every fixed history, is ε_t-DP",
+}
+_FIG_RE = re.compile(r"^fig-\d\d-[A-Za-z0-9_.-]+\.png$")
+
+
+# ----------------------------------------------------------------- helpers
+
+def _check(doc) -> None:
+    if not isinstance(doc, dict):
+        raise ValueError("result document must be a JSON object")
+    missing = [k for k in REQUIRED if k not in doc]
+    if missing:
+        raise ValueError(f"result document lacks {', '.join(missing)} "
+                         f"(needs {', '.join(REQUIRED)})")
+    if not isinstance(doc["attacks"], list) or not all(isinstance(a, dict) for a in doc["attacks"]):
+        raise ValueError("result document: 'attacks' must be a list of objects")
+    for key in ("algorithm", "claim", "budget"):
+        if not isinstance(doc[key], dict):
+            raise ValueError(f"result document: {key!r} must be an object")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(text)).strip("-.")[:60] or "x"
+
+
+def _pct(x) -> str:
+    try:
+        v = float(x) * 100
+    except (TypeError, ValueError):
+        return str(x)
+    return f"{v:.0f}%" if abs(v - round(v)) < 1e-9 else f"{v:.3g}%"
+
+
+def _atomic_write(path: str, data, binary: bool = False) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _is_black(a: dict) -> bool:
+    return a.get("mode") == "black-box"
+
+
+def _label(a: dict) -> str:
+    if _is_black(a):
+        return str(a.get("scenario") or a.get("name", "?"))
+    return f"{a.get('scenario') or a.get('name', '?')}"
+
+
+# ----------------------------------------------------------------- content model
+#
+# The report is built once as a list of blocks, then rendered to HTML and to
+# Markdown, so the two never disagree.  Blocks: ("h", level, text),
+# ("p", text, css_class), ("kv", [(key, value)]), ("table", header, rows),
+# ("list", [text]), ("code", text), ("fig", path, caption), ("banner", ...).
+
+def _claim_text(claim: dict) -> str:
+    eps = f"ε = {fmt(claim.get('epsilon'))}"
+    if claim.get("delta"):
+        eps += f", δ = {fmt(claim.get('delta'))}"
+    return eps
+
+
+def _violations(doc: dict) -> list[dict]:
+    return [a for a in doc["attacks"] if a.get("verdict") == "violation"]
+
+
+def _banner(doc: dict) -> dict:
+    budget, claim = doc["budget"], doc["claim"]
+    conf = budget.get("confidence", 0.95)
+    violation = doc["verdict"] == "violation"
+    viol = _violations(doc)
+    exact = [a for a in viol if not _is_black(a) and a.get("exact")]
+    lines = [f"ε lower bound {fmt(doc.get('epsilon_lower_bound'))} vs claimed "
+             f"{_claim_text(claim)} (scope {claim.get('scope', '?')})"]
+    if violation:
+        for a in viol:
+            cmp = a.get("claim_compared") or {}
+            what = (f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}" if cmp
+                    else f"claimed ε {fmt((a.get('claim') or {}).get('epsilon'))}")
+            mode = "black-box" if _is_black(a) else f"white-box {a.get('kind', '')}"
+            lines.append(f"{_label(a)} [{mode}]: ε_lb = {fmt(a.get('epsilon_lower_bound'))} "
+                         f"> {what}")
+        if exact:
+            lines.append("At least one violation is exact: the output it names is a certificate "
+                         "with no statistical error (the exact privacy loss of that output exceeds "
+                         "the claim).")
+        statistical = [a for a in viol if a not in exact]
+        if statistical:
+            lines.append(f"Statistical results hold with {_pct(conf)} confidence overall "
+                         f"(Bonferroni-corrected over every bound computed).")
+    else:
+        lines.append(f"Confidence {_pct(conf)} (Bonferroni-corrected over every bound computed): "
+                     f"no attack's lower bound exceeded the claim.")
+    return {"violation": violation,
+            "title": "VIOLATION — the claim is false for this implementation" if violation
+            else "CONSISTENT — no evidence against the claim at this budget",
+            "lines": lines}
+
+
+def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
+    alg, claim, budget = doc["algorithm"], doc["claim"], doc["budget"]
+    attacks = doc["attacks"]
+    conf = budget.get("confidence", 0.95)
+    B = []
+    B.append(("h", 1, f"Privacy audit: {alg.get('name', '?')}"))
+    B.append(("banner", _banner(doc)))
+
+    # -- claim
+    B.append(("h", 2, "Claim audited"))
+    kv = [("ε", fmt(claim.get("epsilon"))), ("δ", fmt(claim.get("delta", 0.0)))]
+    if claim.get("per_round_epsilon") is not None:
+        kv.append(("per-round ε_t", f"{fmt(claim['per_round_epsilon'])} (the claim is their "
+                                     f"composition over the horizon)"))
+    scope = claim.get("scope", "?")
+    kv.append(("scope", f"{scope} — {SCOPES.get(scope, 'as declared by the algorithm')}"))
+    kv.append(("source", str(claim.get("source", "—"))))
+    kv.append(("overridden", "yes — audited against a user-supplied claim, not the algorithm's own"
+               if claim.get("overridden") else "no — the algorithm's own claim at these parameters"))
+    B.append(("kv", kv))
+
+    # -- algorithm
+    B.append(("h", 2, "Algorithm"))
+    kv = [("name", str(alg.get("name", "?"))), ("horizon T", fmt(alg.get("horizon"))),
+          ("arms K", fmt(alg.get("arms")))]
+    if alg.get("experts") is not None:
+        kv.append(("experts N", fmt(alg.get("experts"))))
+    params = alg.get("params") or {}
+    kv += [(f"param {k}", fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else str(v)) for k, v in params.items()]
+    B.append(("kv", kv))
+
+    # -- attack tables
+    B.append(("h", 2, "Attacks"))
+    black = [a for a in attacks if _is_black(a)]
+    white = [a for a in attacks if not _is_black(a)]
+    if not attacks:
+        B.append(("p", "No attack results in this document.", ""))
+    if black:
+        B.append(("h", 3, "Black-box (outputs only, Clopper–Pearson bounds on held-out runs)"))
+        rows = []
+        for a in black:
+            c, b = a.get("counts") or {}, a.get("bounds") or {}
+            num_side, den_side = ("ℓ", "ℓ′") if a.get("direction", "l>l'") != "l'>l" else ("ℓ′", "ℓ")
+            cl = a.get("claim") or claim
+            group = a.get("group_size", 1) or 1
+            claim_cell = f"ε = {fmt(cl.get('epsilon'))}" + (
+                f", δ = {fmt(cl.get('delta'))}" if cl.get("delta") else "")
+            if group > 1:
+                claim_cell += f" (group of {group}; per record ε_lb = " \
+                              f"{fmt(a.get('per_record_epsilon_lower_bound'))})"
+            rows.append([
+                _label(a), "black-box", str(a.get("pair", "—")),
+                f"{a.get('event', '?')} (P on {num_side} over P on {den_side})",
+                f"{fmt(c.get('numerator'))}/{fmt(c.get('trials_per_side'))} vs "
+                f"{fmt(c.get('denominator'))}/{fmt(c.get('trials_per_side'))} held-out "
+                f"(+{fmt(c.get('selection_runs_per_side'))} selection runs per side)",
+                f"p_lo = {fmt(b.get('numerator_lower'))}, p′_hi = "
+                f"{fmt(b.get('denominator_upper'))} (α each {fmt(b.get('alpha_each'), 3)})",
+                fmt(a.get("epsilon_lower_bound")), claim_cell,
+                str(a.get("verdict", "?")).upper()])
+        B.append(("table", ["attack / scenario", "mode", "pair (ℓ vs ℓ′)", "event",
+                            "counts (numerator vs denominator)", "Clopper–Pearson bounds", "ε_lb",
+                            "claim compared", "verdict"], rows))
+    if white:
+        B.append(("h", 3, "White-box (exact privacy loss, replaying both runs)"))
+        rows = []
+        for a in white:
+            cmp = a.get("claim_compared") or {}
+            c, b = a.get("counts") or {}, a.get("bounds") or {}
+            cnt = ", ".join(f"{k} {fmt(v)}" for k, v in c.items()) if c else "—"
+            bnd = ", ".join(f"{k.replace('_', ' ')} {fmt(v, 3)}" for k, v in b.items()) if b else "—"
+            rows.append([
+                _label(a), f"white-box ({a.get('kind', '?')})", str(a.get("scope", "—")),
+                str(a.get("event", "?")), cnt, bnd,
+                "exact — no statistical error" if a.get("exact")
+                else f"statistical ({_pct(conf)} overall)",
+                fmt(a.get("epsilon_lower_bound")),
+                f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}",
+                str(a.get("verdict", "?")).upper()])
+        B.append(("table", ["attack / scenario", "mode (kind)", "scope", "event", "counts",
+                            "bounds", "exact?", "ε_lb", "claim compared", "verdict"], rows))
+
+    # -- details per attack: notes and figures
+    if attacks:
+        B.append(("h", 2, "Details and notes"))
+    for i, a in enumerate(attacks):
+        mode = "black-box" if _is_black(a) else f"white-box, {a.get('kind', '?')}"
+        B.append(("h", 3, f"{_label(a)} ({mode})"))
+        if not _is_black(a) and a.get("kind") == "search":
+            d = a.get("details") or {}
+            if d.get("certificate"):
+                B.append(("p", f"Certificate: the single output x = {d['certificate']}; "
+                               f"exact loss L(x) = {fmt(d.get('loss'))}.", ""))
+        if not _is_black(a) and a.get("kind") == "per-round":
+            d = a.get("details") or {}
+            first = d.get("first_round_exceeding_claim")
+            B.append(("p", f"History: {d.get('history', '?')}; T = {fmt(d.get('horizon'))}; "
+                           + (f"ε_t first exceeds the per-round claim at round {fmt(first)}."
+                              if first else "ε_t never exceeds the compared claim."), ""))
+        notes = [str(n) for n in (a.get("notes") or [])]
+        if notes:
+            B.append(("list", notes))
+        fig = figures.get(i)
+        if fig and fig[0]:
+            B.append(("fig", fig[0], fig[1]))
+        elif fig and fig[1]:
+            B.append(("p", fig[1], "muted"))
+
+    # -- regret
+    r = doc.get("regret")
+    if r:
+        B.append(("h", 2, "Regret (utility)"))
+        txt = (f"Mean regret against the best fixed arm (expert) of each prefix on instance "
+               f"'{r.get('instance', '?')}', {fmt(r.get('runs'))} runs, "
+               f"{_pct(r.get('confidence', 0.95))} Student-t band.")
+        if r.get("mean"):
+            txt += f" At t = {fmt(r['t'][-1])}: {fmt(r['mean'][-1])} " \
+                   f"({fmt(r['lower'][-1])} … {fmt(r['upper'][-1])})."
+        bound = r.get("bound")
+        if bound:
+            txt += f" Paper's bound: {bound.get('formula', '?')} ({bound.get('source', '?')})."
+        B.append(("p", txt, ""))
+        if regret_fig:
+            B.append(("fig", regret_fig, "Regret with confidence band"
+                      + (" and the paper's bound (dashed)" if bound else "")))
+
+    # -- reproduce
+    B.append(("h", 2, "Reproduce"))
+    B.append(("code", str(doc.get("reproduce") or "(no command recorded)")))
+    B.append(("p", f"Seed {budget.get('seed', '?')}: every run's random stream is derived from "
+                   f"it, so the same command gives the same counts on any number of workers. "
+                   f"Re-render this report without re-running: audit report result.json --out DIR", ""))
+
+    # -- budget
+    B.append(("h", 2, "Budget and what the verdict means"))
+    maxdet = doc.get("max_detectable_epsilon")
+    kv = [("trials per side", fmt(budget.get("trials"))),
+          ("confidence", _pct(conf) + " overall (Bonferroni over all bounds)"),
+          ("seed", str(budget.get("seed", "?"))),
+          ("max_detectable_epsilon", f"{fmt(maxdet)} (the largest ε_lb this black-box budget could "
+                                     f"ever show)" if black else "— (no black-box attack ran)"),
+          ("runtime", f"{fmt(doc.get('runtime_seconds'), 3)} s"),
+          ("tool version", str(doc.get("tool_version", "?")))]
+    B.append(("kv", kv))
+    B.append(("p", _meaning(doc, bool(black)), ""))
+    return B
+
+
+def _meaning(doc: dict, has_black: bool) -> str:
+    budget, claim = doc["budget"], doc["claim"]
+    conf = _pct(budget.get("confidence", 0.95))
+    eps = claim.get("epsilon")
+    maxdet = doc.get("max_detectable_epsilon")
+    if doc["verdict"] == "violation":
+        s = (f"“Violation” means a lower bound on the privacy loss exceeds the claim — with at least "
+             f"{conf} confidence for statistical results, and with certainty for exact white-box "
+             f"results — so the claim does not hold for this implementation at these parameters.")
+    else:
+        s = (f"“Consistent” means no evidence against the claim at this budget: with "
+             f"{fmt(budget.get('trials'))} runs per side and {conf} confidence, no attack's lower "
+             f"bound exceeded the claimed ε = {fmt(eps)}. It is not a proof of privacy: other "
+             f"attacks, other events or a larger budget might still find a violation.")
+    try:
+        limited = has_black and maxdet is not None and eps is not None and float(maxdet) < float(eps)
+    except (TypeError, ValueError):
+        limited = False
+    if limited:
+        s += (f" The largest ε_lb this black-box budget could ever show is {fmt(maxdet)}, below the "
+              f"claimed ε = {fmt(eps)}: for the black-box attacks the budget, not the algorithm, "
+              f"limits what could be shown" +
+              (" (white-box results are exact or sample-based and are not limited by it)."
+               if any(not _is_black(a) for a in doc["attacks"]) else "."))
+    return s
+
+
+# ----------------------------------------------------------------- HTML
+
+CSS = """
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;max-width:1100px;margin:1.5em auto;
+padding:0 1em;color:#1a1a1a;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.3em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+h3{margin-top:1.3em}
+.banner{padding:.9em 1.2em;border-radius:6px;margin:1em 0;color:#fff}
+.banner.violation{background:#b8420f;border-left:10px solid #7a2400}
+.banner.consistent{background:#00795a;border-left:10px solid #004d39}
+.banner .title{font-size:1.35em;font-weight:700;letter-spacing:.02em}
+.banner p{margin:.35em 0}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em;width:100%}
+th,td{border:1px solid #ccc;padding:.35em .55em;vertical-align:top;text-align:left}
+th{background:#f2f2f2}
+table.kv{width:auto}table.kv th{width:13em}
+td.violation{color:#b8420f;font-weight:700}td.consistent{color:#00795a;font-weight:700}
+pre{background:#f6f6f6;border:1px solid #ddd;padding:.7em;overflow-x:auto;white-space:pre-wrap;
+word-break:break-all}
+figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.85em;color:#555}
+.muted{color:#777;font-style:italic}
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _html(blocks: list, title: str) -> str:
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"]
+    for blk in blocks:
+        kind = blk[0]
+        if kind == "h":
+            out.append(f"<h{blk[1]}>{_e(blk[2])}</h{blk[1]}>")
+        elif kind == "banner":
+            b = blk[1]
+            cls = "violation" if b["violation"] else "consistent"
+            out.append(f'<div class="banner {cls}" role="status"><div class="title">{_e(b["title"])}'
+                       "</div>" + "".join(f"<p>{_e(x)}</p>" for x in b["lines"]) + "</div>")
+        elif kind == "p":
+            cls = f' class="{blk[2]}"' if blk[2] else ""
+            out.append(f"<p{cls}>{_e(blk[1])}</p>")
+        elif kind == "kv":
+            out.append('<table class="kv">' + "".join(
+                f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in blk[1]) + "</table>")
+        elif kind == "table":
+            head = "".join(f"<th>{_e(h)}</th>" for h in blk[1])
+            body = []
+            for row in blk[2]:
+                cells = []
+                for h, v in zip(blk[1], row):
+                    cls = f' class="{v.lower()}"' if h == "verdict" and v.lower() in (
+                        "violation", "consistent") else ""
+                    cells.append(f"<td{cls}>{_e(v)}</td>")
+                body.append("<tr>" + "".join(cells) + "</tr>")
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+        elif kind == "list":
+            out.append("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in blk[1]) + "</ul>")
+        elif kind == "code":
+            out.append(f"<pre><code>{_e(blk[1])}</code></pre>")
+        elif kind == "fig":
+            with open(blk[1], "rb") as fh:
+                data = base64.b64encode(fh.read()).decode("ascii")
+            out.append(f'<figure><img src="data:image/png;base64,{data}" alt="{_e(blk[2])}">'
+                       f"<figcaption>{_e(blk[2])}</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------- Markdown
+
+_MD_SPECIAL = re.compile(r"([\\`*])|<(?=[A-Za-z/!?])|\](?=[(\[])")
+
+
+def _md_text(text) -> str:
+    """Escape what Markdown would otherwise interpret (emphasis, links, code,
+    inline HTML); underscores inside words are left alone (GFM ignores them)."""
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), str(text))
+
+
+def _md_cell(text) -> str:
+    return _md_text(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md(blocks: list, out_dir: str) -> str:
+    out = []
+    for blk in blocks:
+        kind = blk[0]
+        if kind == "h":
+            out.append("#" * blk[1] + " " + _md_text(blk[2]))
+        elif kind == "banner":
+            b = blk[1]
+            out.append("\n>\n".join([f"> **{_md_text(b['title'])}**"]
+                                      + [f"> {_md_text(x)}" for x in b["lines"]]))
+        elif kind == "p":
+            out.append(f"*{_md_text(blk[1])}*" if blk[2] == "muted" else _md_text(blk[1]))
+        elif kind == "kv":
+            out.append("| | |\n|---|---|\n" + "\n".join(
+                f"| **{_md_cell(k)}** | {_md_cell(v)} |" for k, v in blk[1]))
+        elif kind == "table":
+            out.append("| " + " | ".join(_md_cell(h) for h in blk[1]) + " |\n"
+                       + "|" + "---|" * len(blk[1]) + "\n"
+                       + "\n".join("| " + " | ".join(
+                           (f"**{_md_cell(v)}**" if h == "verdict" else _md_cell(v))
+                           for h, v in zip(blk[1], row)) + " |" for row in blk[2]))
+        elif kind == "list":
+            out.append("\n".join(f"- {_md_text(x)}" for x in blk[1]))
+        elif kind == "code":
+            out.append(f"```sh\n{blk[1]}\n```")
+        elif kind == "fig":
+            rel = os.path.relpath(blk[1], out_dir).replace(os.sep, "/")
+            alt = blk[2].replace("[", "(").replace("]", ")")
+            out.append(f"![{alt}]({rel})")
+    return "\n\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------- entry point
+
+def _draw_figures(doc: dict, out_dir: str) -> tuple[dict, Optional[str], list]:
+    figures, written = {}, []
+    for i, a in enumerate(doc["attacks"]):
+        what = str(a.get("scenario") or a.get("name") or "attack") + ("-bb" if _is_black(a) else "")
+        path = os.path.join(out_dir, f"fig-{i + 1:02d}-{_slug(what)}.png")
+        caption = (f"{_label(a)}: chosen event's probability on both sides (Clopper–Pearson "
+                   f"intervals; thick ticks mark the bounds used) and ε_lb against the budget"
+                   if _is_black(a) else {
+                       "per-round": f"{_label(a)}: P_t(2) and P′_t(2) along the history (top) and the "
+                                    f"per-round loss ε_t with the per-round claim (bottom)",
+                       "search": f"{_label(a)}: exact cumulative loss along the certificate output, "
+                                 f"with the claim it is compared with",
+                       "pld": f"{_label(a)}: distribution of the exact privacy loss L and δ(ε) with "
+                              f"the claimed (ε, δ)"}.get(a.get("kind"), _label(a)))
+        try:
+            got = figure_for(doc, a, path)
+        except Exception as exc:  # noqa: BLE001 - a malformed entry must not stop the report
+            figures[i] = (None, f"(figure could not be drawn: {type(exc).__name__}: {exc})")
+            continue
+        if got:
+            figures[i] = (got, caption)
+            written.append(got)
+    regret_path = os.path.join(out_dir, "fig-00-regret.png")
+    try:
+        regret = regret_figure(doc, regret_path)
+    except Exception:  # noqa: BLE001
+        regret = None
+    if regret:
+        written.append(regret)
+    return figures, regret, written
+
+
+def write_report(doc: dict, out_dir: str) -> dict:
+    """Write report.html, report.md, result.json and the figures into
+    ``out_dir`` (created if missing).  Returns the paths written."""
+    _check(doc)
+    os.makedirs(out_dir, exist_ok=True)
+    figures, regret, written = _draw_figures(doc, out_dir)
+    blocks = _blocks(doc, figures, regret)
+    title = f"Privacy audit: {doc['algorithm'].get('name', '?')} — {str(doc['verdict']).upper()}"
+    page = _html(blocks, title)
+    md = _md(blocks, out_dir)
+    paths = {"html": os.path.join(out_dir, "report.html"), "md": os.path.join(out_dir, "report.md"),
+             "json": os.path.join(out_dir, "result.json"), "figures": written}
+    _atomic_write(paths["json"], json.dumps(doc, indent=2, ensure_ascii=False, default=float) + "\n")
+    _atomic_write(paths["md"], md)
+    _atomic_write(paths["html"], page)
+    # figures of an earlier rendering into the same folder that this one did not draw
+    keep = {os.path.basename(p) for p in written}
+    for name in os.listdir(out_dir):
+        if _FIG_RE.match(name) and name not in keep:
+            os.remove(os.path.join(out_dir, name))
+    return paths

@@ -1,0 +1,51 @@
+"""Privacy assertions for a project's own pytest suite.
+
+    from audit.testing import assert_private
+    def test_my_mechanism_is_private():
+        assert_private("mypkg.mech:make", epsilon=1.0, trials=100_000)
+
+The pytest plugin (``audit.pytest_plugin``, registered through the
+``pytest11`` entry point) adds ``--audit-scale=F`` to multiply every budget,
+e.g. ``pytest --audit-scale 0.1`` for a fast local run, and the marker
+``@pytest.mark.privacy_audit`` to select or deselect these tests.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+from algorithms import Algorithm, build
+from algorithms.core import Claim
+
+_SCALE = {"value": 1.0}
+
+
+def set_budget_scale(scale: float) -> None:
+    if not scale > 0:
+        raise ValueError(f"budget scale must be > 0, got {scale}")
+    _SCALE["value"] = float(scale)
+
+
+def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = None,
+                   delta: Optional[float] = None, trials: int = 100_000,
+                   attacks: Optional[Sequence[str]] = None, modes: Optional[Sequence[str]] = None,
+                   confidence: float = 0.95, seed: int = 0, claim_epsilon: Optional[float] = None,
+                   claim_delta: Optional[float] = None, jobs: int = 1, **build_kwargs):
+    """Audit ``algorithm`` (a registered name, ``package.module:attribute`` or an
+    ``Algorithm``) and raise ``AssertionError`` with the audit summary — claim,
+    per-attack bounds, events, counts and the reproduce command — if the
+    measured ε lower bound exceeds the claim.  Returns the result otherwise."""
+    from audit.engine import audit_algorithm
+    alg = algorithm if isinstance(algorithm, Algorithm) else build(
+        algorithm, epsilon=epsilon, delta=delta, **build_kwargs)
+    claim = None
+    if claim_epsilon is not None or claim_delta is not None:
+        base = alg.claim
+        claim = Claim(claim_epsilon if claim_epsilon is not None else base.epsilon,
+                      claim_delta if claim_delta is not None else (base.delta if base else 0.0),
+                      base.scope if base else "actions", "assert_private claim")
+    n = max(2, int(trials * _SCALE["value"]))
+    result = audit_algorithm(alg, attacks, trials=n, confidence=confidence, seed=seed,
+                             jobs=jobs, claim=claim, modes=modes)
+    if result.violation:
+        raise AssertionError("privacy claim violated\n" + result.summary())
+    return result
