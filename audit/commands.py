@@ -140,7 +140,11 @@ def load_result(path: str) -> dict:
 def cmd_report(args):
     from .report import write_report
     check_output_dir(args.out, "--out")
-    paths = write_report(load_result(args.result), args.out)
+    try:
+        paths = write_report(load_result(args.result), args.out)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(args.result) else f"{args.result}: {msg}") from None
     print(f"report written: {paths['html']} and {paths['md']}")
     return EXIT_OK
 

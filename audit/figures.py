@@ -162,11 +162,12 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
             what = "lower bound used" if key == "numerator" else "upper bound used"
             notes.append((i, p, f"estimate {fmt(p)}\n{what}:\n{fmt(used)}", colour))
         ymax = min(1.0, max(tops + [1e-6]) * 1.3)
-        for i, p, text, colour in notes:
+        for i, p, text, colour in notes:       # numerator's text to the left, denominator's right
             y = min(max(p, 0.12 * ymax), 0.85 * ymax)
-            ax.text(i + 0.22, y, text, va="center", fontsize=8, color=colour)
+            ax.text(i - 0.24 if i == 0 else i + 0.24, y, text, va="center",
+                    ha="right" if i == 0 else "left", fontsize=8, color=colour)
         ax.set_xticks([0, 1], [f"numerator\n(run on {num_side})", f"denominator\n(run on {den_side})"])
-        ax.set_xlim(-0.5, 1.95)
+        ax.set_xlim(-1.25, 2.25)
         ax.set_ylim(0, ymax)
         ax.set_ylabel("P[event] (probability)")
         ax.set_title(_short(f"event: {attack.get('event', '?')}", 55))
@@ -381,12 +382,12 @@ def regret_figure(doc: dict, path: str) -> Optional[str]:
                     label=_short(f"bound {bound.get('formula', '')} ({bound.get('source', '')})", 80))
             if np.nanmax(b) > 30 * max(top, 1.0) and np.all(b > 0) and np.nanmax(mean) > 0:
                 ax.set_yscale("log", nonpositive="mask")
-                ax.set_ylabel("regret, log scale (cumulative loss − best arm's)")
         if t.size > 1 and t.min() > 0 and t.max() / t.min() > 20:
             ax.set_xscale("log")
         ax.set_xlabel("round t")
-        if ax.get_yscale() != "log":
-            ax.set_ylabel("regret (cumulative loss − best arm's)")
+        best = "best expert's" if (doc.get("algorithm") or {}).get("experts") else "best arm's"
+        ax.set_ylabel(f"regret{', log scale' if ax.get_yscale() == 'log' else ''} "
+                      f"(cumulative loss − {best})")
         alg = doc.get("algorithm") or {}
         ax.set_title(_short(f"{alg.get('name', '?')}: regret on instance '{r.get('instance', '?')}'", 90))
         ax.legend(loc="upper left", framealpha=0.9)

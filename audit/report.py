@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-import math
 import os
 import re
 from typing import Optional
@@ -102,6 +101,35 @@ def _violations(doc: dict) -> list[dict]:
     return [a for a in doc["attacks"] if a.get("verdict") == "violation"]
 
 
+def _bound_origin(doc: dict) -> list[str]:
+    """Which result gives the overall ε lower bound, and whether it merely
+    attains the claim (a tight claim) rather than exceeding it."""
+    best = doc.get("epsilon_lower_bound")
+    try:
+        best = float(best)
+    except (TypeError, ValueError):
+        return []
+    if not best > 0:
+        return []
+    for a in doc["attacks"]:
+        if a.get("kind") == "per-round" and doc["claim"].get("per_round_epsilon") is not None:
+            continue            # ε_t is compared with the per-round claim, not the total
+        value = a.get("per_record_epsilon_lower_bound", a.get("epsilon_lower_bound"))
+        try:
+            if float(value) != best:
+                continue
+        except (TypeError, ValueError):
+            continue
+        mode = "black-box" if _is_black(a) else f"white-box {a.get('kind', '')}"
+        out = [f"The largest lower bound comes from {_label(a)} [{mode}]."]
+        eps = doc["claim"].get("epsilon")
+        if doc["verdict"] != "violation" and eps and abs(best - float(eps)) <= 1e-9 * float(eps):
+            out.append("It equals the claimed ε up to floating-point rounding: the claim is "
+                       "attained (tight at this attack), not exceeded.")
+        return out
+    return []
+
+
 def _banner(doc: dict) -> dict:
     budget, claim = doc["budget"], doc["claim"]
     conf = budget.get("confidence", 0.95)
@@ -110,6 +138,7 @@ def _banner(doc: dict) -> dict:
     exact = [a for a in viol if not _is_black(a) and a.get("exact")]
     lines = [f"ε lower bound {fmt(doc.get('epsilon_lower_bound'))} vs claimed "
              f"{_claim_text(claim)} (scope {claim.get('scope', '?')})"]
+    lines += _bound_origin(doc)
     if violation:
         for a in viol:
             cmp = a.get("claim_compared") or {}

@@ -148,7 +148,10 @@ def run_whitebox(sc, claim: Claim, modes, alpha: float, trials: int, seed: int,
         eps_lb = pld.epsilon_lower_bound(claim.delta)
         d_lo = pld.delta_lower(claim.epsilon)
         hist, edges = np.histogram(L, bins=60)
-        grid = np.linspace(0, max(2 * claim.epsilon, float(np.quantile(L, 0.999)), 1e-9), 40)
+        # δ(ε) where the losses live, plus the claimed ε itself.
+        top = max(float(L.max()), 1e-9)
+        grid = np.unique(np.append(np.linspace(0, 1.1 * top, 40),
+                                   claim.epsilon if claim.epsilon <= 10 * top else []))
         out.append(WhiteBoxResult(
             label, "pld", scope, eps_lb, claim.epsilon, "claimed ε (at the claimed δ)",
             f"privacy-loss distribution of {L.size} outputs sampled on ℓ "
