@@ -25,7 +25,7 @@ replay a history exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -102,6 +102,21 @@ class Claim:
         delta = min(1.0, k * np.exp((k - 1) * self.epsilon) * self.delta) if self.delta else 0.0
         return Claim(eps, float(delta), self.scope,
                      f"{self.source}; scaled by group privacy for {k} changed rounds")
+
+    @staticmethod
+    def override(base: Optional["Claim"], epsilon: Optional[float], delta: Optional[float],
+                 source: str) -> Optional["Claim"]:
+        """The claim to audit against when a user overrides ε and/or δ: the
+        unset one comes from ``base`` (the algorithm's own claim); None when
+        neither is set."""
+        if epsilon is None and delta is None:
+            return None
+        if epsilon is None and base is None:
+            raise ValueError("a claim override needs an epsilon (--claim-epsilon, claim_epsilon) "
+                             "for an algorithm that declares no claim")
+        return Claim(base.epsilon if epsilon is None else epsilon,
+                     (base.delta if base else 0.0) if delta is None else delta,
+                     base.scope if base else "actions", source)
 
     def as_dict(self) -> dict:
         d = {"epsilon": self.epsilon, "delta": self.delta, "scope": self.scope,

@@ -105,7 +105,7 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
         kwargs["delta"] = entry.delta if delta is None else delta
     try:
         return entry.factory(**kwargs, **params)
-    except TypeError as exc:
+    except TypeError:
         import inspect
         allowed = [p for p in inspect.signature(entry.factory).parameters
                    if p not in ("T", "K", "N", "epsilon", "delta")]

@@ -10,7 +10,7 @@ from typing import Optional
 
 import numpy as np
 
-from algorithms.core import Algorithm, Claim
+from algorithms.core import Claim
 from .estimate import EventTest, max_detectable_epsilon, select_and_test
 from .simulate import run_chunks, simulate
 

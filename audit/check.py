@@ -128,17 +128,13 @@ def _build(spec: dict):
 
 
 def _claim(spec: dict, alg) -> Optional[Claim]:
-    if "claim_epsilon" not in spec and "claim_delta" not in spec:
-        return None
-    base = alg.claim
-    return Claim(spec.get("claim_epsilon", base.epsilon if base else None),
-                 spec.get("claim_delta", base.delta if base else 0.0),
-                 base.scope if base else "actions", "suite claim override")
+    return Claim.override(alg.claim, spec.get("claim_epsilon"), spec.get("claim_delta"),
+                          "suite claim override")
 
 
 def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.0,
               log=print) -> list[Outcome]:
-    from .engine import audit_algorithm, reproduce_command
+    from .engine import attack_names, audit_algorithm, reproduce_command
     per_entry = settings["alpha"] / len(entries)
     confidence = 1.0 - per_entry
     outcomes = []
@@ -152,7 +148,7 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
                 "--experts": spec.get("experts"),
                 "--param": list(spec.get("params", {}).items()) or None,
                 "--claim-epsilon": spec.get("claim_epsilon"), "--claim-delta": spec.get("claim_delta")}
-        attacks = spec.get("attacks") or list(alg.default_attacks)
+        attacks = attack_names(alg, spec.get("attacks"))
         command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence, seed,
                                     spec.get("modes"))
         start = time.perf_counter()

@@ -35,25 +35,18 @@ def check_output_dir(path: str, flag: str) -> None:
 
 def cmd_run(args):
     from .cli import _build_algorithm, write_json_atomic
-    from .engine import audit_algorithm, reproduce_command
+    from .engine import attack_names, audit_algorithm, reproduce_command
 
     if args.report:
         check_output_dir(args.report, "--report")
     alg = _build_algorithm(args)
-    claim = None
-    if args.claim_epsilon is not None or args.claim_delta is not None:
-        base = alg.claim
-        if args.claim_epsilon is None and base is None:
-            raise ValueError("--claim-delta needs --claim-epsilon for an algorithm with no claim")
-        claim = Claim(args.claim_epsilon if args.claim_epsilon is not None else base.epsilon,
-                      args.claim_delta if args.claim_delta is not None else (base.delta if base else 0.0),
-                      base.scope if base else "actions", "user-supplied claim (--claim-epsilon/--claim-delta)")
+    claim = Claim.override(alg.claim, args.claim_epsilon, args.claim_delta,
+                           "user-supplied claim (--claim-epsilon/--claim-delta)")
     echo = {"--epsilon": args.epsilon, "--delta": args.delta, "--horizon": args.horizon,
             "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta}
-    from .engine import scenarios_for
-    _, names = scenarios_for(alg, args.attack)  # validate attack names before running
-    command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
+    command = reproduce_command(args.algorithm, echo, attack_names(alg, args.attack),
+                                args.trials, args.confidence,
                                 args.seed, args.mode)
     result = audit_algorithm(alg, args.attack, trials=args.trials, confidence=args.confidence,
                              seed=args.seed, jobs=args.jobs, claim=claim,

@@ -1,10 +1,9 @@
 """One audit from start to verdict, and the ``audit-result/1`` document."""
 from __future__ import annotations
 
-import math
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from algorithms.core import Algorithm, Claim
@@ -112,8 +111,13 @@ class AuditResult:
         return "\n".join(lines)
 
 
-def scenarios_for(alg: Algorithm, attack_names: Optional[Sequence[str]]):
-    names = list(attack_names) if attack_names else list(alg.default_attacks)
+def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]]) -> list[str]:
+    """The attacks an audit runs: those asked for, else the algorithm's own."""
+    return list(attacks) if attacks else list(alg.default_attacks)
+
+
+def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]]):
+    names = attack_names(alg, attacks)
     if not names:
         raise ValueError(f"{alg.name} names no default attacks; choose with --attack "
                          f"({', '.join(ATTACKS)})")

@@ -8,7 +8,6 @@ strongest evidence lives and normal approximations fail.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 

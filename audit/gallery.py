@@ -110,7 +110,7 @@ def _write_index(out_dir: str, rows: list, trials: int, seed: int, total: float)
         "Regenerate all of them with:",
         "",
         "```sh",
-        f"audit gallery --out reports" + (f" --trials {trials}" if trials != 200_000 else "")
+        "audit gallery --out reports" + (f" --trials {trials}" if trials != 200_000 else "")
         + (f" --seed {seed}" if seed else ""),
         "```",
         "",

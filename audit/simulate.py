@@ -8,7 +8,7 @@ the streams depend on the number of workers, so results do not either.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 import numpy as np
 

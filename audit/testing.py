@@ -37,12 +37,7 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     from audit.engine import audit_algorithm
     alg = algorithm if isinstance(algorithm, Algorithm) else build(
         algorithm, epsilon=epsilon, delta=delta, **build_kwargs)
-    claim = None
-    if claim_epsilon is not None or claim_delta is not None:
-        base = alg.claim
-        claim = Claim(claim_epsilon if claim_epsilon is not None else base.epsilon,
-                      claim_delta if claim_delta is not None else (base.delta if base else 0.0),
-                      base.scope if base else "actions", "assert_private claim")
+    claim = Claim.override(alg.claim, claim_epsilon, claim_delta, "assert_private claim")
     n = max(2, int(trials * _SCALE["value"]))
     result = audit_algorithm(alg, attacks, trials=n, confidence=confidence, seed=seed,
                              jobs=jobs, claim=claim, modes=modes)

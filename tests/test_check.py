@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from audit.testing import assert_private, set_budget_scale
+from audit.testing import assert_private
 
 
 def _check(tmp_path, toml: str, *extra):

@@ -4,11 +4,8 @@ so that audits must catch them.  Each is a realistic implementation slip;
 its true privacy level is stated where it can be computed."""
 from __future__ import annotations
 
-import math
-
 from ..core import Algorithm, Claim
-from ..validate import check_epsilon
-from .catalog import (PAPER, batched_exp4_noise_scale, make_ldp_exp4,
+from .catalog import (make_ldp_exp4,
                       make_private_batched_exp4, make_private_experts, make_private_exp3,
                       make_private_ftpl)
 from .conversion import experts_from_bandit, private_batched
