@@ -21,6 +21,19 @@ Learners that sample from a distribution they compute also provide
 ``probs(state, advice) -> (runs, K)``; the action drawn by ``act`` is
 ``sample_categorical(probs, rng.random(runs))``, so a white-box auditor can
 replay a history exactly.
+
+Full-information learners (experts, online linear optimisation) and learners
+whose output is a point rather than an arm use two more fields:
+
+* ``feedback="full"``: ``feed`` receives the whole loss row ``losses[t]``
+  (shape ``(K,)``, the same for every run) instead of the played arm's loss.
+  A bandit-convex learner (Ene et al.) whose "row" is the parameters of a loss
+  function also uses it, and must itself only evaluate the function at the
+  point it played.
+* ``point(state) -> (runs, d)``: the point x_t played this round (called after
+  ``act``).  Events can threshold its coordinates.
+* ``incurred(state, row) -> (runs,)``: the loss suffered this round when it is
+  not ``row[action]`` (a point's loss, or ``<l_t, x_t>`` for a distribution).
 """
 from __future__ import annotations
 
@@ -76,6 +89,9 @@ class Learner(NamedTuple):
     # -> P_t (T, K).  Vectorising over runs does not help a single history; a
     # scalar loop is ~50x faster there (Figure 1 replays 10^6 rounds).
     replay: Optional[Callable[[np.ndarray, np.ndarray], np.ndarray]] = None
+    feedback: str = "bandit"      # "bandit" | "full" (see module docstring)
+    point: Optional[Callable[[State], np.ndarray]] = None
+    incurred: Optional[Callable[[State, np.ndarray], np.ndarray]] = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +163,9 @@ class Algorithm:
     default_attacks: tuple = ()
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    # Validates a loss sequence when its rows are not losses in [0, 1]^K (e.g.
+    # the parameters of convex loss functions); returns the checked array.
+    check_losses: Optional[Callable[[np.ndarray], np.ndarray]] = None
 
     @property
     def needs_advice(self) -> bool:

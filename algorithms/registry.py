@@ -4,25 +4,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
+from .agarwal_singh import ENTRIES as AGARWAL_SINGH
 from .core import Algorithm
+from .entry import Entry
 from .private_bandits import catalog as arat
 from .private_bandits import mutants
-
-
-@dataclass(frozen=True)
-class Entry:
-    name: str
-    factory: Callable[..., Algorithm]
-    summary: str
-    horizon: int = 1000
-    arms: int = 2
-    experts: Optional[int] = None
-    epsilon: Optional[float] = 1.0
-    delta: float = 0.0
-
+from .projection_free import ENTRIES as PROJECTION_FREE
+from .tracking_experts import ENTRIES as TRACKING_EXPERTS
 
 REGISTRY: dict[str, Entry] = {e.name: e for e in [
     Entry("exp3", arat.make_exp3, "EXP3 with mixing (Alg 3); no proof, App. G.1 counterexample",
@@ -46,6 +36,7 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in [
           "BROKEN Alg 6: noise after importance weighting (true eps = eps*K/gamma)", experts=4),
     Entry("mutant-exp4-noise", mutants.make_mutant_exp4_noise,
           "BROKEN Alg 2: noise scale missing K/gamma", experts=4, delta=1e-6),
+    *AGARWAL_SINGH, *TRACKING_EXPERTS, *PROJECTION_FREE,
 ]}
 
 

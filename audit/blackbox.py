@@ -105,11 +105,18 @@ class Progress:
 
 
 def _count_task(scenario, losses):
+    events = scenario.events
+    wanted = tuple(getattr(events, "point_rounds", ()))
+
     def task(runs, rng):
         tr = simulate(scenario.algorithm, losses, runs, rng, advice=scenario.advice,
-                      rounds=scenario.rounds)
-        sel, hold = tr.actions[0::2], tr.actions[1::2]
-        return (scenario.events.count(sel), sel.shape[0], scenario.events.count(hold), hold.shape[0])
+                      rounds=scenario.rounds, point_rounds=wanted)
+        halves = []
+        for half in (slice(0, None, 2), slice(1, None, 2)):
+            pts = {r: x[half] for r, x in tr.points.items()} if tr.points else None
+            acts = tr.actions[half]
+            halves += [events.count(acts, pts), acts.shape[0]]
+        return tuple(halves)
     return task
 
 

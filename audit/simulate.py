@@ -28,16 +28,27 @@ class Trace:
     total_loss: np.ndarray
     releases: Optional[np.ndarray] = None
     aux: Optional[np.ndarray] = None
+    # {round (0-based): points (runs, d)} for the rounds asked for.
+    points: Optional[dict] = None
 
 
 def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Generator,
              advice: Optional[np.ndarray] = None, rounds: Optional[int] = None,
-             learner=None, record_transcript: bool = False) -> Trace:
+             learner=None, record_transcript: bool = False, point_rounds=()) -> Trace:
     """Run ``runs`` independent copies for the first ``rounds`` rounds (all of
     ``losses`` by default).  Simulating a prefix is exact for events on that
-    prefix: the first m actions do not depend on what comes after."""
+    prefix: the first m actions do not depend on what comes after.
+    ``point_rounds`` (0-based) are the rounds whose points x_t are recorded."""
     learner = learner or alg.learner
-    losses = check_losses(losses, K=alg.n_arms)
+    if alg.check_losses is not None:
+        losses = alg.check_losses(losses)
+    else:
+        losses = check_losses(losses, K=alg.n_arms)
+    point_rounds = set(int(r) for r in point_rounds)
+    if point_rounds and learner.point is None:
+        raise ValueError(f"{alg.name} plays arms, not points: events on x_t do not apply")
+    points = {}
+    full = learner.feedback == "full"
     if alg.needs_advice:
         if advice is None:
             raise ValueError(f"{alg.name} needs expert advice of shape (T, N={alg.n_experts}, K)")
@@ -54,19 +65,21 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     for t in range(T):
         state, a = learner.act(state, None if advice is None else advice[t], rng)
         out[t] = a
+        if t in point_rounds:
+            points[t] = np.array(learner.point(state), dtype=float, copy=True)
         obs = losses[t][a]
-        total += obs
+        total += obs if learner.incurred is None else learner.incurred(state, losses[t])
         if model is not None and model.aux is not None:
             aux.append(model.aux(state))
-        state = learner.feed(state, a, obs, rng)
+        state = learner.feed(state, a, losses[t] if full else obs, rng)
         if model is not None:
             r = model.released(state)
             if not np.all(np.isnan(r)):
                 releases.append(r)
     if model is None:
-        return Trace(out.T, total)
+        return Trace(out.T, total, points=points or None)
     rel = np.stack(releases, axis=1) if releases else np.zeros((runs, 0))
-    return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None)
+    return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None, points or None)
 
 
 def chunk_sizes(n: int, chunk: int = DEFAULT_CHUNK) -> list[int]:
