@@ -43,6 +43,14 @@ class RegretResult:
                 f"  speed:  {self.run_rounds_per_second / 1e6:.2f} M run-rounds/s with {self.jobs} job(s)")
 
 
+def _check_loss_table(alg: Algorithm) -> None:
+    # The named instances are loss tables in [0, 1]^K; an algorithm whose rows
+    # parameterise loss functions (Ene et al.) has no best arm to compare with.
+    if alg.check_losses is not None:
+        raise ValueError(f"regret instances are loss tables in [0, 1]^K; {alg.name} takes loss "
+                         "functions, so it has no regret estimate here")
+
+
 def _losses_task(alg, instance):
     def task(runs, rng):
         tr = simulate(alg, instance.losses, runs, rng, advice=instance.advice)
@@ -54,6 +62,7 @@ def estimate_regret(alg: Algorithm, runs: int = 1000, instance: str = "gap", see
                     jobs: int = 1, confidence: float = 0.95) -> RegretResult:
     """Regret of an oblivious adversary: E[Σ ℓ_t(I_t)] − min_i Σ ℓ_t(i) (or the
     best expert's expected loss), with a Student-t interval over runs."""
+    _check_loss_table(alg)
     inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts)
     start = time.perf_counter()
     parts = run_chunks(_losses_task(alg, inst), runs, seed, jobs=jobs)
@@ -73,7 +82,10 @@ def regret_curve(alg: Algorithm, runs: int = 200, instance: str = "gap", seed: i
                  points: int = 60, confidence: float = 0.95) -> dict:
     """Mean regret against the best fixed arm (expert) of each prefix, with a
     Student-t band over runs, at up to ``points`` horizons t ≤ T; and the
-    paper's regret bound at the same horizons where the algorithm states one."""
+    paper's regret bound at the same horizons where the algorithm states one.
+    None for algorithms whose loss rows are not loss tables."""
+    if alg.check_losses is not None:
+        return None
     inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts)
     tr = simulate(alg, inst.losses, runs, np.random.default_rng(seed), advice=inst.advice)
     T = alg.horizon
