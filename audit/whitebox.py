@@ -66,9 +66,27 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
             probs_a[t], probs_b[t] = np.exp(la), np.exp(lb)
         a2 = both([a, a])
         state = lr.commit(state, adv, a2)
-        obs = both([losses_a[t][a], losses_b[t][a]])
-        state = lr.feed(state, a2, obs, rng)
+        if lr.feedback == "full":
+            # Full information: each side's learners see their whole row.
+            state = _feed_rows(lr, state, a2, losses_a[t], losses_b[t], rows, rng)
+        else:
+            obs = both([losses_a[t][a], losses_b[t][a]])
+            state = lr.feed(state, a2, obs, rng)
     return ratio, acts, probs_a, probs_b
+
+
+def _feed_rows(lr, state, actions, row_a, row_b, rows, rng):
+    """Feed row_a to the first ``rows`` runs and row_b to the rest: feed the
+    two halves separately and stack them back (state arrays lead with runs)."""
+    def half(x, sl):
+        return x[sl] if isinstance(x, np.ndarray) and x.ndim and x.shape[0] == 2 * rows else x
+    parts = []
+    for sl, row in ((slice(0, rows), row_a), (slice(rows, None), row_b)):
+        sub = {k: half(v, sl) for k, v in state.items()}
+        parts.append(lr.feed(sub, actions[sl], row, rng))
+    return {k: (np.concatenate([parts[0][k], parts[1][k]])
+                if isinstance(parts[0][k], np.ndarray) and parts[0][k].ndim
+                and parts[0][k].shape[0] == rows else parts[0][k]) for k in parts[0]}
 
 
 def action_loss(alg, losses_a, losses_b, actions, advice=None) -> np.ndarray:

@@ -74,3 +74,48 @@ def test_coordinate_threshold_events_measure_the_laplace_epsilon():
     # Reproducible whatever the number of workers.
     (res2,) = run_scenarios([sc], alg.claim, trials=200_000, confidence=0.95, seed=3, jobs=2)
     assert res2.epsilon_lower_bound == res.epsilon_lower_bound
+
+
+def _hedge(eta: float, K: int = 3, T: int = 6) -> Algorithm:
+    """Non-private Hedge (full information, sampling is its only randomness),
+    so the white-box replay applies."""
+    from algorithms.core import sample_categorical, softmax_rows
+
+    def init(runs, rng):
+        return {"L": np.zeros((runs, K))}
+
+    def probs(state, advice):
+        return softmax_rows(-eta * state["L"])
+
+    def commit(state, advice, actions):
+        return state
+
+    def act(state, advice, rng):
+        return state, sample_categorical(probs(state, advice), rng.random(state["L"].shape[0]))
+
+    def feed(state, actions, row, rng):
+        return {"L": state["L"] + row}
+
+    learner = Learner(init, act, feed, K, probs=probs, commit=commit, feedback="full")
+    return Algorithm("hedge", learner, Claim(1.0, 0.0, "actions", "none"), T, K, {"eta": eta})
+
+
+def test_whitebox_replay_feeds_each_side_its_own_row():
+    """Exact L(x) of a fixed history for Hedge, against the closed form: after
+    the change at round 1 (expert 1's loss 1 vs 0), every later round adds
+    ln P_t(x_t) − ln P′_t(x_t)."""
+    from audit.whitebox import action_loss
+    from algorithms.core import softmax_rows
+    eta, K, T = 0.7, 3, 6
+    alg = _hedge(eta, K, T)
+    a = np.random.default_rng(1).random((T, K))
+    b = a.copy()
+    b[0, 0] = 1.0 - a[0, 0]
+    hist = np.array([[0, 1, 2, 0, 0, 1]])
+    got = action_loss(alg, a, b, hist)[0]
+    want = 0.0
+    for t in range(T):
+        pa = softmax_rows(-eta * a[:t].sum(axis=0))
+        pb = softmax_rows(-eta * b[:t].sum(axis=0))
+        want += np.log(pa[hist[0, t]]) - np.log(pb[hist[0, t]])
+    assert got == pytest.approx(want, rel=1e-12)
