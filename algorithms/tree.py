@@ -49,11 +49,14 @@ def popcount(t: int) -> int:
 
 def blocks_touched(s: int, T: int) -> int:
     """How many released blocks contain round s (1-based) in a tree run to T:
-    the ℓ₁ sensitivity multiplier of a change at round s."""
+    the ℓ₁ sensitivity multiplier of a change at round s.  Round 1 is the
+    worst case (levels(T) blocks)."""
     n = 0
     for j in range(levels(T)):
         end = ((s - 1) // 2 ** j + 1) * 2 ** j   # last round of s's level-j block
-        n += end <= T
+        # Round `end` releases only its lowest-bit level; a level-j block
+        # ending at a multiple of 2^(j+1) is absorbed into its parent unseen.
+        n += end <= T and lowest_bit(end) == j
     return n
 
 

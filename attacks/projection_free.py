@@ -1,4 +1,178 @@
-"""Neighbouring pairs and events for the algorithms of Ene, Nguyen & Vladu (AAAI 2021)."""
+"""Neighbouring pairs and events for PRIVATEBANDIT (Ene, Nguyen & Vladu, AAAI 2021).
+
+Loss rows are function parameters (code, a, b) (see algorithms/projection_free/
+bandit.py).  Every round but one has the zero function (a = 0, b = 0, which
+vanishes everywhere), so the only signal in the released sums is the changed
+round.  At that round side ℓ has a linear f(x) = ⟨a, x⟩ − b with ‖a‖₂ = L and
+b = min_D ⟨a, x⟩ (f vanishes at a vertex and is as large as the domain allows
+at the centre), and side ℓ′ has −f — the largest difference the loss class
+admits, |f − f′| = 2|f|.
+
+x_t only moves at batch boundaries and line 14 uses the stale sum s̃_{R−1},
+so a change in batch R first shows in the points of batch R + 2.  Black-box
+events: coordinate thresholds of x_t at the first round of batches R + 2 and
+R + 3 (``CoordinateAbove`` + ``pilot_thresholds``) and thresholds on the
+batch mean of x_t (``BatchMeanAbove``: the mean of T_batch points x̃ + ζu_t
+averages the public perturbation away and leaves x̃).  For the Laplace
+variants the white-box "pld" mode computes the exact privacy loss of the
+released tree blocks, which is what Lemma 7 bounds; those scenarios simulate
+the whole horizon so every block containing the change is released.
+"""
 from __future__ import annotations
 
-FAMILY_ATTACKS: tuple = ()  # Attack instances, registered in attacks/__init__.py
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Attack, Scenario
+from .events import CoordinateAbove, Union, pilot_thresholds
+
+
+@dataclass(frozen=True)
+class BatchMeanAbove:
+    """{(1/|B|) Σ_{t ∈ B} x_t[i] > c} for each listed batch of rounds B
+    (0-based, contiguous), coordinate i and threshold c.  Thresholds fixed
+    before the audit (``pilot_batch_thresholds``: an independent stream)."""
+
+    batches: tuple        # ((start, end), ...) 0-based, end exclusive
+    coords: tuple
+    thresholds: tuple     # one tuple per (batch, coordinate)
+
+    @property
+    def point_rounds(self) -> tuple:
+        return tuple(sorted({t for s, e in self.batches for t in range(s, e)}))
+
+    @property
+    def labels(self) -> list[str]:
+        out, k = [], 0
+        for s, e in self.batches:
+            for i in self.coords:
+                out += [f"mean x_t[{i + 1}] over t in {s + 1}..{e} > {c:.4g}"
+                        for c in self.thresholds[k]]
+                k += 1
+        return out
+
+    def count(self, actions, points=None) -> np.ndarray:
+        out, k = [], 0
+        for s, e in self.batches:
+            m = np.mean([points[t] for t in range(s, e)], axis=0)
+            for i in self.coords:
+                c = np.asarray(self.thresholds[k])
+                out.append((m[:, i][:, None] > c[None, :]).sum(axis=0))
+                k += 1
+        return np.concatenate(out)
+
+
+def pilot_batch_thresholds(alg, losses_pair, batches, coords, n_thresholds=15,
+                           pilot_runs=4000) -> tuple:
+    """Quantiles of the batch means over a pilot of both sides on a fixed
+    stream of its own (same construction as ``pilot_thresholds``)."""
+    from audit.simulate import simulate
+    fam = BatchMeanAbove(tuple(batches), tuple(coords), ())
+    last = max(e for _, e in batches)
+    qs = np.linspace(0.02, 0.98, n_thresholds)
+    pooled = {(b, i): [] for b in range(len(batches)) for i in coords}
+    for side, losses in enumerate(losses_pair):
+        rng = np.random.default_rng(np.random.SeedSequence([0x5EED, 0xBA7C, side]))
+        tr = simulate(alg, losses, pilot_runs, rng, rounds=last, point_rounds=fam.point_rounds)
+        for b, (s, e) in enumerate(batches):
+            m = np.mean([tr.points[t] for t in range(s, e)], axis=0)
+            for i in coords:
+                pooled[(b, i)].append(m[:, i])
+    return tuple(tuple(float(c) for c in np.unique(np.quantile(np.concatenate(pooled[(b, i)]), qs)))
+                 for b in range(len(batches)) for i in coords)
+
+
+def _is_pfb(alg) -> None:
+    if "tbatch" not in alg.params or "domain" not in alg.extra:
+        raise ValueError(f"the pfb-* attacks apply to PRIVATEBANDIT (pfb-*); {alg.name} is not one")
+
+
+def changed_pair(alg, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Zero functions everywhere; at round t (0-based) f vs −f (module docstring)."""
+    n, L, dom = alg.n_arms, alg.params["L"], alg.extra["domain"]
+    a_side = np.zeros((alg.horizon, n + 2))
+    c = dom.center(n)
+    if dom.name == "simplex":
+        direction = c - np.eye(n)[0]          # f vanishes at e_1, largest at the centre
+    else:
+        direction = np.eye(n)[0]              # f vanishes at −e_1, f(0) = L, f(e_1) = 2L
+    a = L * direction / np.linalg.norm(direction)
+    lo, _ = dom.support_range(a[None, :])
+    a_side[t, 1:-1], a_side[t, -1] = a, lo[0]
+    b_side = np.zeros_like(a_side)
+    b_side[t, 1:-1], b_side[t, -1] = -a, -lo[0]
+    return a_side, b_side
+
+
+def scenario_at(alg, label: str, t: int, notes=()) -> Scenario:
+    _is_pfb(alg)
+    tb, n_rounds = alg.params["tbatch"], alg.params["n_rounds"]
+    if t >= n_rounds * tb:
+        raise ValueError(f"attack {label}: round {t + 1} is past the last complete batch")
+    la, lb = changed_pair(alg, t)
+    R = t // tb + 1                               # the changed batch, 1-based
+    shows = [r for r in (R + 2, R + 3) if r <= n_rounds + 1 and (r - 1) * tb < alg.horizon]
+    exact = alg.learner.transcript is not None
+    # Exact transcript audits need every block containing batch R released:
+    # simulate to the end of the tree; black-box only needs batches R+2, R+3.
+    rounds = n_rounds * tb if exact else min(alg.horizon, max(shows, default=R) * tb)
+    rounds = max(rounds, t + 1)
+    parts = []
+    firsts = [(r - 1) * tb for r in shows if (r - 1) * tb < rounds]
+    coords = tuple(range(alg.n_arms))
+    if firsts:
+        parts.append(CoordinateAbove(tuple(firsts), coords,
+                                     pilot_thresholds(alg, (la, lb), firsts, coords)))
+        batches = tuple(((r - 1) * tb, min(r * tb, rounds)) for r in shows if (r - 1) * tb < rounds)
+        parts.append(BatchMeanAbove(batches, coords,
+                                    pilot_batch_thresholds(alg, (la, lb), batches, coords)))
+    events = Union(tuple(parts))
+    note = [f"f vs −f at round {t + 1} (batch {R}); x_t first moves in batch {R + 2}",
+            *notes]
+    return Scenario(label, alg, la, lb, events, rounds, notes=note)
+
+
+class PFBFirstRound(Attack):
+    name = "pfb-first-round"
+    summary = "PRIVATEBANDIT: f vs −f (linear, ‖a‖ = L) at round 1, zero functions elsewhere"
+
+    def scenarios(self, alg):
+        return [scenario_at(alg, self.name, 0)]
+
+
+class PFBBatchEdge(Attack):
+    name = "pfb-batch-edge"
+    summary = ("PRIVATEBANDIT: f vs −f at the last round of batch 1, and separately at the "
+               "first round of batch 2")
+
+    def scenarios(self, alg):
+        _is_pfb(alg)
+        tb = alg.params["tbatch"]
+        out = [scenario_at(alg, f"{self.name}:last-of-batch-1", tb - 1)]
+        if alg.params["n_rounds"] >= 2:
+            out.append(scenario_at(alg, f"{self.name}:first-of-batch-2", tb))
+        return out
+
+
+class PFBTreeLevel(Attack):
+    name = "pfb-tree-level"
+    summary = ("PRIVATEBANDIT: f vs −f inside the batch just after the left half of the tree "
+               "(R = 2^k + 1: it lies in one block of every level)")
+
+    def scenarios(self, alg):
+        _is_pfb(alg)
+        tb, n_rounds = alg.params["tbatch"], alg.params["n_rounds"]
+        if n_rounds < 3:
+            raise ValueError(f"attack {self.name} needs at least 3 batches, {alg.name} has {n_rounds}")
+        half = 1 << ((n_rounds - 1).bit_length() - 1)     # largest power of two < n_rounds
+        mid = tb // 2
+        # Batch half + 1 opens the right half: its blocks complete at half + 1,
+        # half + 2, half + 4, … up to the root — every level — and by then
+        # x̃ has been moved by the noisy sums, so it can sit at the far vertex
+        # where |f − f′| is largest.
+        return [scenario_at(alg, f"{self.name}:batch-{half + 1}", half * tb + mid,
+                            [f"batch {half + 1} opens the block [{half + 1}, {2 * half}]"])]
+
+
+FAMILY_ATTACKS: tuple = (PFBFirstRound(), PFBBatchEdge(), PFBTreeLevel())

@@ -82,11 +82,16 @@ def test_sensitivity_counts_blocks_that_complete_by_T(T):
     ⌈log₂ T⌉ when T is a power of two."""
     assert tree.blocks_touched(1, T) == tree.levels(T)
     assert max(tree.blocks_touched(s, T) for s in range(1, min(T, 300) + 1)) == tree.levels(T)
-    # Brute force: the released blocks are exactly those ending by T.
-    s = 3
-    brute = sum(1 for j in range(tree.levels(T)) for first in range(1, T + 1, 2 ** j)
-                if first <= s <= first + 2 ** j - 1 and first + 2 ** j - 1 <= T)
-    assert tree.blocks_touched(s, T) == brute
+    # Brute force: run the tree with unit data at round s and count the
+    # releases that moved.
+    for s in (2, 3, T // 2, T // 2 + 1, T):
+        moved = 0
+        st = tree.init(1, T, 1)
+        for t in range(1, T + 1):
+            st, _, released = tree.add(st, np.full(1, float(t == s)),
+                                       lambda shape: np.zeros(shape))
+            moved += released[0, 0] != 0
+        assert tree.blocks_touched(s, T) == moved
 
 
 def test_vectorised_runs_are_independent_rows():

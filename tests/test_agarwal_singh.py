@@ -1,0 +1,284 @@
+"""Agarwal & Singh (ICML 2017): the vectorised learners against the per-run
+references on one random stream, their distributions with many runs, the
+transcript models, and the privacy arithmetic of the parameters."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from algorithms import tree
+from algorithms.agarwal_singh import catalog
+from algorithms.agarwal_singh.full_info import block_sums
+from algorithms.registry import REGISTRY, build
+from attacks import ATTACKS
+from attacks.agarwal_singh import released_nodes_containing, split_pair
+from audit.engine import audit_algorithm
+from audit.simulate import simulate
+from algorithms.agarwal_singh.full_info import laplace_pad
+from tests.reference_agarwal_singh import (RefPrivateEXP2, RefTreeFTRL, gauss, gauss_pad,
+                                           laplace, laplace_pad as ref_laplace_pad)
+
+NAMES = ["as-ftrl-experts", "as-ftpl", "as-bandit-exp2", "as-ftrl-experts-ln",
+         "as-ftrl-lemma33"]
+
+
+def _run_vectorised(alg, losses, seed, runs=1, transcript=False):
+    rng = np.random.default_rng(seed)
+    points = range(losses.shape[0]) if alg.learner.point is not None else ()
+    return simulate(alg, losses, runs, rng, record_transcript=transcript, point_rounds=points)
+
+
+def _ref_tree(alg, kind):
+    p = alg.params
+    noise = laplace(p["lam"]) if kind == "ftrl" else gauss(p["sigma"])
+    pad = ref_laplace_pad(p["lam"]) if kind == "ftrl" else gauss_pad(p["sigma"])
+    return RefTreeFTRL(alg.n_arms, alg.horizon, p["draws"], noise, pad, kind, p.get("eta"))
+
+
+def _run_ref_tree(alg, kind, losses, seed):
+    rng = np.random.default_rng(seed)
+    ref = _ref_tree(alg, kind)
+    acts, xs = [], []
+    for row in losses:
+        acts.append(ref.act(rng))
+        xs.append(ref.x)
+        ref.feed(row, rng)
+    return np.array(acts), np.array(xs), ref
+
+
+@pytest.mark.parametrize("T", [13, 16])
+@pytest.mark.parametrize("name,kind", [("as-ftrl-experts", "ftrl"), ("as-ftpl", "ftpl"),
+                                       ("as-ftrl-lemma33", "ftrl")])
+def test_tree_learners_match_reference_on_same_stream(name, kind, T):
+    """Deterministic given the seed: same actions, points and released nodes.
+    Small λ/σ so the losses matter (otherwise noise decides everything)."""
+    param = {"lam": 0.3} if kind == "ftrl" else {"sigma": 0.3}
+    alg = build(name, horizon=T, arms=3, params=param)
+    losses = np.random.default_rng(5).random((T, 3))
+    for seed in range(5):
+        tr = _run_vectorised(alg, losses, seed, transcript=kind == "ftrl")
+        acts, xs, ref = _run_ref_tree(alg, kind, losses, seed)
+        np.testing.assert_array_equal(tr.actions[0], acts)
+        for t in range(T):
+            np.testing.assert_allclose(tr.points[t][0], xs[t], rtol=1e-10, atol=1e-12)
+        if kind == "ftrl":
+            n_rel = alg.extra["tree"]["released_until"]
+            np.testing.assert_allclose(tr.releases[0], np.array(ref.released[:n_rel]),
+                                       rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("N", [2, 3])
+def test_exp2_matches_reference_on_same_stream(N):
+    alg = build("as-bandit-exp2", horizon=40, arms=N, params={"eta": 0.2, "gamma": 0.1})
+    losses = np.random.default_rng(2).random((40, N))
+    p = alg.params
+    for seed in range(5):
+        tr = _run_vectorised(alg, losses, seed, transcript=True)
+        rng = np.random.default_rng(seed)
+        ref = RefPrivateEXP2(N, p["eta"], p["gamma"], p["lam"])
+        acts, rel = [], []
+        for row in losses:
+            i = ref.act(rng)
+            ref.feed(row[i], rng)
+            acts.append(i)
+            rel.append(ref.released)
+        np.testing.assert_array_equal(tr.actions[0], acts)
+        np.testing.assert_allclose(tr.releases[0], rel, rtol=1e-12)
+
+
+def _tv_close(freq_a, freq_b, n_a, n_b, z=6.0):
+    """|p̂_a − p̂_b| within z standard errors for every cell: a false failure
+    needs a 6σ deviation, probability < 1e-8 per cell."""
+    p = (freq_a * n_a + freq_b * n_b) / (n_a + n_b)
+    se = np.sqrt(p * (1 - p) * (1 / n_a + 1 / n_b)) + 1e-12
+    assert np.all(np.abs(freq_a - freq_b) <= z * se), (freq_a, freq_b)
+
+
+@pytest.mark.parametrize("name,kind", [("as-ftrl-experts", "ftrl"), ("as-ftpl", "ftpl")])
+def test_tree_learners_have_the_reference_distribution(name, kind):
+    """20000 vectorised runs vs 1500 reference runs on other seeds: the law of
+    the expert played at rounds 2, 5 and 8 agrees (6σ per cell, so a false
+    failure has probability < 1e-7 over the 9 cells)."""
+    param = {"lam": 0.5} if kind == "ftrl" else {"sigma": 0.5}
+    T = 8
+    alg = build(name, horizon=T, arms=3, params=param)
+    losses = np.random.default_rng(9).random((T, 3))
+    tr = _run_vectorised(alg, losses, 123, runs=20000)
+    ref = np.array([_run_ref_tree(alg, kind, losses, 10_000 + s)[0] for s in range(1500)])
+    for t in (1, 4, 7):
+        fa = np.bincount(tr.actions[:, t], minlength=3) / 20000
+        fb = np.bincount(ref[:, t], minlength=3) / 1500
+        _tv_close(fa, fb, 20000, 1500)
+
+
+def test_exp2_has_the_reference_distribution():
+    """Same comparison for Algorithm 4 around Algorithm 5 (false failure < 1e-7)."""
+    alg = build("as-bandit-exp2", horizon=30, arms=3, params={"eta": 0.3, "gamma": 0.1})
+    losses = np.random.default_rng(4).random((30, 3))
+    tr = _run_vectorised(alg, losses, 7, runs=20000)
+    p = alg.params
+    ref = []
+    for s in range(1500):
+        rng = np.random.default_rng(50_000 + s)
+        r = RefPrivateEXP2(3, p["eta"], p["gamma"], p["lam"])
+        acts = []
+        for row in losses:
+            i = r.act(rng)
+            r.feed(row[i], rng)
+            acts.append(i)
+        ref.append(acts)
+    ref = np.array(ref)
+    for t in (0, 10, 29):
+        _tv_close(np.bincount(tr.actions[:, t], minlength=3) / 20000,
+                  np.bincount(ref[:, t], minlength=3) / 1500, 20000, 1500)
+
+
+def test_every_noisy_prefix_carries_the_same_number_of_draws():
+    """Algorithm 2 line 6 / Lemma 3.3 "Distribution": with zero losses every
+    L̃_{t−1} (read back from x_t = softmax(−ηL̃)) is a sum of ⌈log₂ T⌉
+    Lap(λ) draws, variance 2λ²⌈log₂ T⌉ per coordinate, at every t.  With
+    N = 2, ln(x_1/x_2)/η = L̃(2) − L̃(1) has variance 4λ²d.  40000 runs:
+    the sample variance is within 10% w.p. > 1 − 1e-9 (Laplace kurtosis 6)."""
+    T, lam = 12, 1.0
+    alg = build("as-ftrl-experts", horizon=T, arms=2, params={"lam": lam, "eta": 0.01})
+    d = alg.params["draws"]
+    assert d == 4
+    tr = _run_vectorised(alg, np.zeros((T, 2)), 3, runs=40000)
+    for t in range(T):
+        x = tr.points[t]
+        diff = np.log(x[:, 0] / x[:, 1]) / 0.01
+        assert abs(diff.var() / (4 * lam ** 2 * d) - 1) < 0.1, t
+
+
+def test_one_step_padding_has_the_law_of_r_laplace_draws():
+    """λ(Gamma(r) − Gamma(r)) vs tree.padded_prefix's r literal Lap(λ) draws
+    (an empty tree, so the prefix is pure padding): two-sample KS test on
+    40000 values each, at r = 3 and 7 (false failure: KS p < 1e-6)."""
+    from scipy.stats import ks_2samp
+    rng = np.random.default_rng(8)
+    for r in (3, 7):
+        st = tree.init(40000, 2 ** r, 1)
+        literal = tree.padded_prefix(st, lambda shape: rng.laplace(0.0, 1.5, shape), r)[:, 0]
+        fast = laplace_pad(1.5)(rng, r, (40000,))
+        assert ks_2samp(literal, fast).pvalue > 1e-6
+
+
+def test_transcript_means_are_the_node_sums_and_noise_has_scale_lambda():
+    """The released nodes minus the model's means are Lap(λ): mean |·| = λ
+    within 3% over 20000 runs × releases (false failure < 1e-9)."""
+    T = 13
+    alg = build("as-ftrl-experts", horizon=T, arms=3, params={"lam": 2.0})
+    losses = np.random.default_rng(1).random((T, 3))
+    tr = _run_vectorised(alg, losses, 11, runs=20000, transcript=True)
+    assert tr.releases.shape == (20000, T - 1, 3)   # round T's node is not released
+    m = alg.learner.transcript.means(tr.actions, losses)
+    assert abs(np.abs(tr.releases - m).mean() / 2.0 - 1) < 0.03
+    # block_sums against the definition by dyadic nodes
+    for t in range(1, T):
+        j = (t & -t).bit_length() - 1
+        np.testing.assert_allclose(block_sums(losses, T)[t - 1], losses[t - 2 ** j:t].sum(0))
+
+
+def test_exp2_transcript_noise_has_scale_lambda():
+    alg = build("as-bandit-exp2", horizon=20, arms=2, epsilon=0.5)
+    losses = np.random.default_rng(3).random((20, 2))
+    tr = _run_vectorised(alg, losses, 2, runs=20000, transcript=True)
+    m = alg.learner.transcript.means(tr.actions, losses)
+    assert abs(np.abs(tr.releases - m).mean() / 2.0 - 1) < 0.03   # λ = 1/ε = 2
+
+
+# ------------------------------------------------------------ privacy arithmetic
+@pytest.mark.parametrize("T", [2, 3, 7, 8, 9, 16, 17, 64, 100, 1000, 1024])
+def test_depth_is_the_worst_number_of_released_nodes_the_outputs_read(T):
+    """⌈log₂ T⌉ = levels(T − 1) = max_s #released nodes (rounds ≤ T − 1)
+    containing s, attained at s = 1; including round T's node adds one at
+    powers of two (the Lemma 3.3 off-by-one)."""
+    d = catalog.depth(T)
+    assert d == math.ceil(math.log2(T)) == tree.levels(T - 1)
+    assert max(released_nodes_containing(s, T - 1) for s in range(1, T + 1)) == d
+    assert released_nodes_containing(1, T - 1) == d
+    full = max(released_nodes_containing(s, T) for s in range(1, T + 1))
+    assert full == tree.levels(T) == d + (T & (T - 1) == 0)
+
+
+def _sup_loss(alg, t0):
+    """Sup over transcripts of the exact loss for the split pair at round t0:
+    Σ over released nodes of ‖Δ‖₁/λ."""
+    T, N = alg.horizon, alg.n_arms
+    a, b = split_pair(T, N, t0)
+    last = alg.extra["tree"]["released_until"]
+    return np.abs(block_sums(a, last) - block_sums(b, last)).sum() / alg.params["lam"]
+
+
+@pytest.mark.parametrize("T", [16, 17, 64, 1000])
+@pytest.mark.parametrize("N", [2, 3])
+def test_paper_lambda_is_exactly_enough_for_the_predictions(T, N):
+    alg = build("as-ftrl-experts", horizon=T, arms=N, epsilon=0.7)
+    worst = max(_sup_loss(alg, t0) for t0 in range(0, T, max(1, T // 50)))
+    assert worst == pytest.approx(0.7)
+    ln = build("as-ftrl-experts-ln", horizon=T, arms=N, epsilon=0.7)
+    assert _sup_loss(ln, 0) == pytest.approx(0.7 * catalog.depth(T) / math.log(T))
+    l33 = build("as-ftrl-lemma33", horizon=T, arms=N, epsilon=0.7)
+    expect = 0.7 * tree.levels(T) / catalog.depth(T)
+    assert _sup_loss(l33, 0) == pytest.approx(expect)
+    assert (expect > 0.7 + 1e-12) == (T & (T - 1) == 0)
+
+
+def _gaussian_delta(eps, mu):
+    """Exact δ(ε) of the Gaussian mechanism with Δ/σ = μ (Balle & Wang 2018)."""
+    return norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * norm.cdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("T,N,eps,delta", [(1000, 2, 1.0, 1e-6), (64, 5, 0.5, 1e-5),
+                                           (16, 2, 2.0, 1e-3), (100000, 10, 0.1, 1e-8)])
+def test_ftpl_sigma_gives_eps_delta_for_the_gaussian_tree(T, N, eps, delta):
+    """Theorem 3.5's σ against the exact Gaussian-mechanism profile: one round
+    moves ⌈log₂ T⌉ nodes by ℓ₂ ≤ √N each, so μ = √(N⌈log₂T⌉)/σ."""
+    alg = build("as-ftpl", horizon=T, arms=N, epsilon=eps, delta=delta)
+    mu = math.sqrt(N * catalog.depth(T)) / alg.params["sigma"]
+    assert _gaussian_delta(eps, mu) <= delta
+    assert alg.claim.delta == delta and alg.claim.epsilon == eps
+
+
+def test_exp2_parameters_follow_theorem_41():
+    lam, eta, gamma = catalog.exp2_parameters(1000, 2, 1.0)
+    L = math.log(2000)
+    assert lam == 1.0
+    assert eta == pytest.approx(math.sqrt(math.log(2) / (4000 * (1 + 2 * L))))
+    assert gamma == pytest.approx(eta * 2 * math.sqrt(1 + 2 * L)) and gamma < 1
+    assert catalog.exp2_parameters(10, 50, 0.01)[2] == 1.0   # capped
+
+
+def test_registry_and_bad_input():
+    for n in NAMES:
+        assert n in REGISTRY
+    assert "as-tree-level" in ATTACKS
+    with pytest.raises(ValueError, match="T \\(horizon\\)"):
+        build("as-ftrl-experts", horizon=1)
+    with pytest.raises(ValueError, match="lam"):
+        build("as-ftrl-experts", params={"lam": -1})
+    with pytest.raises(ValueError, match="no tree"):
+        ATTACKS["as-tree-level"].scenarios(build("as-bandit-exp2"))
+
+
+@pytest.mark.parametrize("name,violation", [("as-ftrl-experts-ln", True),
+                                            ("as-ftrl-lemma33", True)])
+def test_exact_transcript_audit_flags_the_paper_variants(name, violation):
+    """White-box loss distribution only, 20000 samples: L > ε has probability
+    ≈ 0.7% (ln) / 0.24% (Lemma 3.3) per sample, so missing it has
+    probability < e^{−40}."""
+    res = audit_algorithm(build(name), attacks=["as-tree-level"], trials=20000, modes=["pld"])
+    assert res.violation == violation
+
+
+def test_exact_transcript_audit_passes_the_correct_tree():
+    """The loss of a correct transcript never exceeds ε (exactly), so the
+    pld mode cannot report a certificate; its DKW bound fails w.p. ≤ 5%
+    and is far from ε here (largest loss ≈ 0.6ε in the 68-round prefix)."""
+    alg = build("as-ftrl-experts", horizon=200)
+    res = audit_algorithm(alg, attacks=["as-tree-level"], trials=10000, modes=["pld"])
+    assert not res.violation
+    assert all(r.details["max_loss"] <= 1.0 + 1e-9 for r in res.results)
