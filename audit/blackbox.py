@@ -141,7 +141,7 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
 
 def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed: int,
                   jobs: int = 1, show_progress: bool = False,
-                  alpha: Optional[float] = None) -> list[ScenarioResult]:
+                  alpha: Optional[float] = None, executor=None) -> list[ScenarioResult]:
     """Every (scenario, side) gets its own stream family
     ``SeedSequence([seed, scenario index, side])`` cut into fixed chunks, so the
     counts are the same for any number of workers.
@@ -149,7 +149,11 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
     Multiplicity: α = (1 − confidence)/(scenarios × 2 directions × 2 bounds),
     Bonferroni, so that all reported bounds hold simultaneously with
     probability ≥ confidence (SPEC §3 step 4).  Selection uses only the
-    selection half; the held-out half is touched once per scenario."""
+    selection half; the held-out half is touched once per scenario.
+
+    ``executor`` (``audit.simulate.Executor``) says where chunks run and
+    whether completed chunks are kept; its fingerprint covers the scenario
+    list, so the stream key ``[seed, i, side]`` names a chunk family."""
     if alpha is None:
         alpha = (1.0 - confidence) / (len(scenarios) * 2 * 2)
     progress = Progress(2 * trials * len(scenarios), show_progress)
@@ -165,7 +169,7 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
                 last[0] = done
 
             parts = run_chunks(_count_task(sc, losses), trials, [seed, i, side], jobs=jobs,
-                               progress=tick)
+                               progress=tick, executor=executor, tag="black-box")
             sel = np.sum([p[0] for p in parts], axis=0)
             hold = np.sum([p[2] for p in parts], axis=0)
             sides.append((sel, sum(p[1] for p in parts), hold, sum(p[3] for p in parts), parts))

@@ -133,7 +133,10 @@ def _claim(spec: dict, alg) -> Optional[Claim]:
 
 
 def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.0,
-              log=print) -> list[Outcome]:
+              log=print, executor=None) -> list[Outcome]:
+    """Run every entry; with an ``executor`` that has a store, completed chunks
+    are kept (a rerun resumes) and every audit is recorded in the history
+    (source "check", under the entry's name)."""
     from .engine import attack_names, audit_algorithm, reproduce_command
     per_entry = settings["alpha"] / len(entries)
     confidence = 1.0 - per_entry
@@ -154,8 +157,10 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
         start = time.perf_counter()
         result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence, seed=seed,
                                  jobs=jobs, claim=_claim(spec, alg), command=command,
-                                 modes=spec.get("modes"))
+                                 modes=spec.get("modes"), executor=executor)
         outcome = Outcome(e, result, time.perf_counter() - start)
+        if executor is not None and executor.store is not None:
+            executor.store.record_audit(result, result.fingerprint, source="check", name=e.name)
         outcomes.append(outcome)
         log(f"  {e.name:24s} {outcome.verdict:10s} expected {e.expect:10s} "
             f"{'ok' if outcome.ok else 'FAIL'}  ({outcome.seconds:.1f} s)")

@@ -57,7 +57,9 @@ def _param(text):
     try:
         number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--param {name}: value must be a number, got {value!r}") from None
+        # A word (e.g. domain=simplex): the factory validates it and names
+        # what is allowed.
+        return name, value
     return name, int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
 
 
@@ -91,10 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--runs", type=_positive_int("--runs"), default=1000)
     r.add_argument("--instance", default="gap")
 
-    from .commands import add_check_parser, add_report_parsers, add_run_parser
+    from .commands import (add_check_parser, add_history_parser, add_report_parsers,
+                           add_run_parser)
     add_run_parser(sub, _add_algorithm_options, _number, _positive_int)
     add_report_parsers(sub, _positive_int)
     add_check_parser(sub, _positive_int, _number)
+    add_history_parser(sub, _positive_int)
     return parser
 
 
@@ -150,11 +154,12 @@ def main(argv=None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: list, run, check, regret, report, gallery")
+            raise UsageError("a command is required: list, run, check, history, regret, report, "
+                             "gallery")
         from . import commands
         handler = {"list": cmd_list, "regret": cmd_regret, "run": commands.cmd_run,
                    "report": commands.cmd_report, "gallery": commands.cmd_gallery,
-                   "check": commands.cmd_check}[args.command]
+                   "check": commands.cmd_check, "history": commands.cmd_history}[args.command]
         return handler(args)
     except (UsageError, ValueError) as exc:
         print(f"audit: error: {exc}", file=sys.stderr)
@@ -162,6 +167,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("audit: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `audit history | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

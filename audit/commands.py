@@ -21,6 +21,78 @@ def add_run_parser(sub, add_algorithm_options, number, positive_int):
                    help="black-box, per-round, search or pld (repeatable); default: all that apply")
     p.add_argument("--report", metavar="DIR")
     p.add_argument("--quiet", action="store_true")
+    add_execution_options(p)
+
+
+def add_execution_options(p):
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the chunks on this Dask scheduler (default: $AUDIT_SCHEDULER, "
+                        "else local processes); needs the [dask] extra")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--store", metavar="PATH",
+                   help="keep completed chunks and the history here (default: $AUDIT_STORE, "
+                        "else $XDG_CACHE_HOME/privacy-audit/store.sqlite)")
+    g.add_argument("--no-store", action="store_true",
+                   help="keep nothing: no resume, no history")
+
+
+def open_store(args, readonly: bool = False):
+    """The store the arguments ask for, or None for --no-store.  A store named
+    by --store or $AUDIT_STORE must work (else exit 2); the default one in the
+    cache directory is skipped with a warning when it cannot be used."""
+    import os
+    import sys
+    from .store import STORE_ENV, Store, StoreError, default_path
+    if getattr(args, "no_store", False):
+        return None
+    path = args.store or default_path()
+    if args.store or os.environ.get(STORE_ENV):
+        return Store(path, readonly=readonly)
+    try:
+        return Store(path, create_dirs=True, readonly=readonly)
+    except (StoreError, OSError) as exc:
+        print(f"audit: warning: cannot use the store {path} ({exc}); running without it "
+              f"(no resume, no history)", file=sys.stderr)
+        return None
+
+
+class execution:
+    """``with execution(args, jobs) as ex:`` — the executor the arguments ask
+    for (local processes or a Dask cluster, with or without a store); closes
+    the client and the store on the way out."""
+
+    def __init__(self, args, jobs: int):
+        import os
+        self.args, self.jobs = args, jobs
+        self.address = args.scheduler or os.environ.get("AUDIT_SCHEDULER") or None
+
+    def __enter__(self):
+        from .simulate import Executor
+        self.store = open_store(self.args)
+        self.client = None
+        try:
+            if self.address:
+                from .cluster import connect
+                self.client = connect(self.address)
+        except BaseException:
+            if self.store is not None:
+                self.store.close()
+            raise
+        return Executor(jobs=self.jobs, client=self.client, store=self.store)
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.close()
+        if self.store is not None:
+            self.store.close()
+
+
+def _resume_note(result, store) -> str:
+    if store is None or not result.chunks_reused:
+        return ""
+    total = result.chunks_reused + result.chunks_computed
+    return (f"  resumed: {result.chunks_reused} of {total} chunks came from the store "
+            f"{store.path}")
 
 
 def check_output_dir(path: str, flag: str) -> None:
@@ -48,13 +120,27 @@ def cmd_run(args):
     command = reproduce_command(args.algorithm, echo, attack_names(alg, args.attack),
                                 args.trials, args.confidence,
                                 args.seed, args.mode)
-    result = audit_algorithm(alg, args.attack, trials=args.trials, confidence=args.confidence,
-                             seed=args.seed, jobs=args.jobs, claim=claim,
-                             show_progress=not args.quiet, command=command, modes=args.mode)
+    with execution(args, args.jobs) as ex:
+        try:
+            result = audit_algorithm(alg, args.attack, trials=args.trials,
+                                     confidence=args.confidence, seed=args.seed, jobs=args.jobs,
+                                     claim=claim, show_progress=not args.quiet, command=command,
+                                     modes=args.mode, executor=ex)
+        except KeyboardInterrupt:
+            if ex.store is not None:
+                import sys
+                print(f"audit: interrupted; completed chunks are kept in {ex.store.path}: "
+                      f"rerun the same command to resume", file=sys.stderr)
+            raise
+        if ex.store is not None:
+            ex.store.record_audit(result, result.fingerprint, source="run")
+        note = _resume_note(result, ex.store)
     if args.report:
         from .regret import regret_curve
         result.regret = regret_curve(alg, runs=200, seed=args.seed)
     print(result.summary())
+    if note:
+        print(note)
     if args.json:
         write_json_atomic(args.json, result.as_dict())
     if args.report:
@@ -84,6 +170,53 @@ def add_check_parser(sub, positive_int, number):
     p.add_argument("--jobs", type=positive_int("--jobs"), default=None)
     p.add_argument("--scale", type=number("--scale", lo=0), default=1.0,
                    help="multiply every budget (e.g. 0.1 for a fast local run)")
+    add_execution_options(p)
+
+
+def add_history_parser(sub, positive_int):
+    p = sub.add_parser("history", help="past audit results from the store, newest first")
+    p.add_argument("algorithm", metavar="ALGO", nargs="?",
+                   help="only this algorithm (or suite entry name)")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--limit", type=positive_int("--limit"), default=None)
+    p.add_argument("--store", metavar="PATH")
+
+
+def cmd_history(args):
+    import json
+    import os
+    from .store import Store, default_path
+    path = args.store or default_path()
+    if not os.path.exists(path):
+        if args.store:
+            raise ValueError(f"--store: {path}: no such file")
+        rows = []
+    else:
+        with Store(path, readonly=True) as store:
+            rows = store.history(args.algorithm, args.limit)
+    if args.json:
+        print(json.dumps({"schema": "audit-history/1", "store": path, "audits": rows}, indent=2))
+        return EXIT_OK
+    if not rows:
+        what = f" of {args.algorithm}" if args.algorithm else ""
+        print(f"no audits{what} recorded in {path}")
+        return EXIT_OK
+    table = [("when", "source", "audit", "version", "commit", "claim", "ε_lb", "verdict",
+              "trials")]
+    for r in rows:
+        commit = (r["git_commit"] or "-")[:10] + ("*" if r["git_dirty"] else "")
+        claim = "-" if r["claim_epsilon"] is None else f"ε={r['claim_epsilon']:g}" + (
+            f",δ={r['claim_delta']:g}" if r["claim_delta"] else "")
+        name = r["name"] if r["name"] == r["algorithm"] else f"{r['name']} ({r['algorithm']})"
+        table.append((r["time"].replace("T", " ")[:19], r["source"], name, r["tool_version"],
+                      commit, claim, f"{r['epsilon_lower_bound']:.4g}", r["verdict"],
+                      str(r["trials"])))
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    print("\n".join(lines))
+    print(f"({len(rows)} audit(s) in {path}; * = uncommitted changes)")
+    return EXIT_OK
 
 
 def cmd_check(args):
@@ -97,7 +230,8 @@ def cmd_check(args):
                              flag)
     jobs = args.jobs or settings.get("jobs") or os.cpu_count() or 1
     print(f"audit check: {len(entries)} audit(s) from {path}")
-    outcomes = run_suite(settings, entries, jobs, scale=args.scale)
+    with execution(args, jobs) as ex:
+        outcomes = run_suite(settings, entries, jobs, scale=args.scale, executor=ex)
     print(table(outcomes, settings))
     if args.junit:
         write_junit(outcomes, args.junit)

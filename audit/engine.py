@@ -10,6 +10,7 @@ from algorithms.core import Algorithm, Claim
 from attacks import ATTACKS
 from . import __version__
 from .blackbox import ScenarioResult, run_scenarios
+from .simulate import Executor
 from .whitebox_run import WHITE_MODES, applicable_modes, run_whitebox
 
 MODES = ("black-box",) + WHITE_MODES
@@ -30,6 +31,10 @@ class AuditResult:
     claim_overridden: bool = False
     n_tests: int = 0
     regret: Optional[dict] = None
+    # Not part of the document: how the chunks were obtained.
+    fingerprint: Optional[str] = None
+    chunks_reused: int = 0
+    chunks_computed: int = 0
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -152,11 +157,15 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
 def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     trials: int = 200_000, confidence: float = 0.95, seed: int = 0,
                     jobs: int = 1, claim: Optional[Claim] = None, show_progress: bool = False,
-                    command: Optional[str] = None, modes: Optional[Sequence[str]] = None
-                    ) -> AuditResult:
+                    command: Optional[str] = None, modes: Optional[Sequence[str]] = None,
+                    executor: Optional[Executor] = None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
-    them (``modes`` restricts both)."""
+    them (``modes`` restricts both).
+
+    ``executor`` (default: ``jobs`` local processes, nothing kept) may send
+    the chunks to a Dask cluster and keep completed chunks in a store, keyed
+    by this audit's fingerprint; the result is the same either way."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if trials < 2:
@@ -180,15 +189,21 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # black-box pair, one band per loss distribution; exact results cannot err.
     n_tests = 4 * len(black) + sum("pld" in w for w in white)
     alpha = (1.0 - confidence) / n_tests if n_tests else 1.0 - confidence
+    fingerprint = None
+    if executor is not None and executor.store is not None:
+        from .store import audit_fingerprint
+        fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes)
+    ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     start = time.perf_counter()
-    results = run_scenarios(black, claim, trials, confidence, seed, jobs=jobs,
-                            show_progress=show_progress, alpha=alpha) if black else []
+    results = run_scenarios(black, claim, trials, confidence, seed, jobs=ex.jobs,
+                            show_progress=show_progress, alpha=alpha, executor=ex) if black else []
     for i, (sc, ms) in enumerate(zip(scenarios, white)):
         if ms:
             sc.check()
             results += run_whitebox(sc, claim.scaled_for_group(sc.group_size), ms, alpha,
-                                    trials, seed, jobs, i)
+                                    trials, seed, ex.jobs, i, executor=ex)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
-                       n_tests)
+                       n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
+                       chunks_computed=ex.computed)

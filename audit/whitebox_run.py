@@ -75,7 +75,7 @@ def applicable_modes(scenario) -> list[str]:
     return modes
 
 
-def _pld_samples(alg, sc, trials, seed, jobs, index):
+def _pld_samples(alg, sc, trials, seed, jobs, index, executor=None):
     scope = scope_of(alg)
     if scope == "transcript":
         n = trials
@@ -92,12 +92,13 @@ def _pld_samples(alg, sc, trials, seed, jobs, index):
             tr = simulate(alg, sc.losses_a, runs, rng, advice=sc.advice, rounds=sc.rounds)
             return action_loss(alg, sc.losses_a[:sc.rounds], sc.losses_b[:sc.rounds],
                                tr.actions.astype(np.int64), sc.advice)
-    parts = run_chunks(task, n, [seed, index, 7], jobs=jobs, chunk=5000)
+    parts = run_chunks(task, n, [seed, index, 7], jobs=jobs, chunk=5000, executor=executor,
+                       tag=f"pld-{scope}")
     return np.concatenate(parts), scope
 
 
 def run_whitebox(sc, claim: Claim, modes, alpha: float, trials: int, seed: int,
-                 jobs: int, index: int) -> list[WhiteBoxResult]:
+                 jobs: int, index: int, executor=None) -> list[WhiteBoxResult]:
     """White-box modes on the scenario's algorithm (for the canary, the
     conversion around the canary: the claim holds for every base learner)."""
     alg = sc.algorithm
@@ -141,7 +142,7 @@ def run_whitebox(sc, claim: Claim, modes, alpha: float, trials: int, seed: int,
                    "ε-DP claim with ε < L(x), with no statistical error" if exact_cert else
                    "a single output cannot refute an (ε, δ) claim with δ > 0; see the loss distribution"]))
     if "pld" in modes:
-        L, scope = _pld_samples(alg, sc, trials, seed, jobs, index)
+        L, scope = _pld_samples(alg, sc, trials, seed, jobs, index, executor)
         band = math.sqrt(math.log(1 / alpha) / (2 * L.size))
         pld = LossDistribution(L, alpha, band, scope)
         eps_lb = pld.epsilon_lower_bound(claim.delta)
