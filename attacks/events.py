@@ -126,28 +126,34 @@ class CoordinateAbove:
         return np.concatenate(out)
 
 
+def pilot_quantiles(alg, losses_pair, point_rounds: Sequence[int], statistics, stream: int,
+                    n_thresholds: int = 15, pilot_runs: int = 4000, advice=None) -> tuple:
+    """Thresholds for point events, fixed before the audit: quantiles of each
+    statistic over a pilot sample of both sides.  ``statistics(points)`` maps
+    the recorded points ``{round: (runs, d)}`` to a list of per-run values,
+    one array per threshold group.  The pilot draws from
+    ``SeedSequence([0x5EED, stream, side])``, independent of every audit
+    stream, so events chosen from it keep the audit's bounds valid."""
+    from audit.simulate import simulate  # attacks import lazily from the engine
+    qs = np.linspace(0.02, 0.98, n_thresholds)
+    pooled = None
+    for side, losses in enumerate(losses_pair):
+        rng = np.random.default_rng(np.random.SeedSequence([0x5EED, stream, side]))
+        tr = simulate(alg, losses, pilot_runs, rng, advice=advice, rounds=max(point_rounds) + 1,
+                      point_rounds=point_rounds)
+        values = statistics(tr.points)
+        pooled = [[v] for v in values] if pooled is None else [p + [v] for p, v in zip(pooled, values)]
+    return tuple(tuple(float(c) for c in np.unique(np.quantile(np.concatenate(p), qs)))
+                 for p in pooled)
+
+
 def pilot_thresholds(alg, losses_pair, rounds: Sequence[int], coords: Sequence[int],
                      n_thresholds: int = 15, pilot_runs: int = 4000, advice=None) -> tuple:
     """Thresholds for ``CoordinateAbove``: quantiles of x_t[i] over a pilot
-    sample of both sides.  The pilot uses its own fixed stream, independent of
-    every audit stream, so events chosen from it keep the audit's bounds valid."""
-    from audit.simulate import simulate  # attacks import lazily from the engine
-    last = max(rounds) + 1
-    qs = np.linspace(0.02, 0.98, n_thresholds)
-    pooled = {(t, i): [] for t in rounds for i in coords}
-    for side, losses in enumerate(losses_pair):
-        rng = np.random.default_rng(np.random.SeedSequence([0x5EED, 0xA11D, side]))
-        tr = simulate(alg, losses, pilot_runs, rng, advice=advice, rounds=last,
-                      point_rounds=rounds)
-        for t in rounds:
-            for i in coords:
-                pooled[(t, i)].append(tr.points[t][:, i])
-    out = []
-    for t in rounds:
-        for i in coords:
-            v = np.unique(np.quantile(np.concatenate(pooled[(t, i)]), qs))
-            out.append(tuple(float(c) for c in v))
-    return tuple(out)
+    sample of both sides (``pilot_quantiles``)."""
+    return pilot_quantiles(alg, losses_pair, rounds,
+                           lambda pts: [pts[t][:, i] for t in rounds for i in coords],
+                           0xA11D, n_thresholds, pilot_runs, advice)
 
 
 def standard_events(rounds: int, n_arms: int, focus: Sequence[int] = (), max_rounds: int = 64,

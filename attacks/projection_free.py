@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import Attack, Scenario
-from .events import CoordinateAbove, Union, pilot_thresholds
+from .events import CoordinateAbove, Union, pilot_quantiles, pilot_thresholds
 
 
 @dataclass(frozen=True)
@@ -66,21 +66,17 @@ class BatchMeanAbove:
 def pilot_batch_thresholds(alg, losses_pair, batches, coords, n_thresholds=15,
                            pilot_runs=4000) -> tuple:
     """Quantiles of the batch means over a pilot of both sides on a fixed
-    stream of its own (same construction as ``pilot_thresholds``)."""
-    from audit.simulate import simulate
+    stream of its own (``pilot_quantiles``)."""
     fam = BatchMeanAbove(tuple(batches), tuple(coords), ())
-    last = max(e for _, e in batches)
-    qs = np.linspace(0.02, 0.98, n_thresholds)
-    pooled = {(b, i): [] for b in range(len(batches)) for i in coords}
-    for side, losses in enumerate(losses_pair):
-        rng = np.random.default_rng(np.random.SeedSequence([0x5EED, 0xBA7C, side]))
-        tr = simulate(alg, losses, pilot_runs, rng, rounds=last, point_rounds=fam.point_rounds)
-        for b, (s, e) in enumerate(batches):
-            m = np.mean([tr.points[t] for t in range(s, e)], axis=0)
-            for i in coords:
-                pooled[(b, i)].append(m[:, i])
-    return tuple(tuple(float(c) for c in np.unique(np.quantile(np.concatenate(pooled[(b, i)]), qs)))
-                 for b in range(len(batches)) for i in coords)
+
+    def batch_means(pts):
+        out = []
+        for s, e in batches:
+            m = np.mean([pts[t] for t in range(s, e)], axis=0)
+            out += [m[:, i] for i in coords]
+        return out
+    return pilot_quantiles(alg, losses_pair, fam.point_rounds, batch_means, 0xBA7C,
+                           n_thresholds, pilot_runs)
 
 
 def _is_pfb(alg) -> None:
