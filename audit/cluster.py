@@ -96,31 +96,58 @@ def connect(address: str, timeout: float | None = None):
     return client
 
 
-def run_on_cluster(client, task, chunks, finished, window: int | None = None) -> None:
+def run_on_cluster(client, task, chunks, finished, window: int | None = None,
+                   retries: int = 3) -> None:
     """Run ``task(size, default_rng(ss))`` for every ``(index, size, ss)`` in
     ``chunks`` on the cluster (consecutive chunks batched into one Dask task),
     calling ``finished(index, result)`` as batches complete.  At most
-    ``window`` tasks are in flight."""
+    ``window`` tasks are in flight.
+
+    When a worker dies, the scheduler normally reruns its task elsewhere; but
+    if it also held a copy of the scattered task, the scheduler may cancel the
+    batch instead ("already forgotten").  Such a batch is submitted again, with
+    the task scattered afresh, up to ``retries`` times: nothing of it was
+    counted, and its chunks draw from the same streams, so the result is the
+    same."""
     from distributed import as_completed
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
 
     from .simulate import _chunk_batch, batches
 
     threads = sum(client.nthreads().values()) or 1
     if window is None:
         window = max(8, 4 * threads)
-    [remote_task] = client.scatter([task], broadcast=True, hash=False)
+    remote = {}
     pending = batches(list(chunks), threads)
     tag = os.urandom(6).hex()
+    groups, attempts = {}, {}
 
     def submit(group):
-        return client.submit(_chunk_batch, remote_task, group, pure=False,
-                             key=f"audit-chunks-{group[0][0]}-{len(group)}-{tag}")
+        if "task" not in remote:
+            [remote["task"]] = client.scatter([task], broadcast=True, hash=False)
+        n = attempts.get(group[0][0], 0)
+        fut = client.submit(_chunk_batch, remote["task"], group, pure=False,
+                            key=f"audit-chunks-{group[0][0]}-{len(group)}-{n}-{tag}")
+        groups[fut.key] = group
+        return fut
 
     ac = as_completed([submit(g) for g in pending[:window]], loop=client.loop)
     pending = pending[window:]
     try:
         for fut in ac:
-            for i, res in fut.result():
+            group = groups.pop(fut.key)
+            try:
+                out = fut.result()
+            except (FutureCancelledError, KilledWorker):
+                first = group[0][0]
+                attempts[first] = attempts.get(first, 0) + 1
+                if attempts[first] > retries:
+                    raise
+                remote.pop("task", None)        # its replicas may have died too
+                ac.add(submit(group))
+                continue
+            for i, res in out:
                 finished(i, res)
             fut.release()
             if pending:

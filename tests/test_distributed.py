@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -114,3 +115,28 @@ def test_run_chunks_on_the_cluster_returns_chunk_order(client):
     local = run_chunks(task, 25_500, [1, 2, 3], chunk=1000)
     remote = run_chunks(task, 25_500, [1, 2, 3], chunk=1000, executor=Executor(client=client))
     assert all(np.array_equal(a, b) for a, b in zip(local, remote)) and len(local) == 26
+
+
+def test_a_batch_the_scheduler_cancels_is_submitted_again(tmp_path, client):
+    """The scheduler may cancel a batch when a worker dies ("already
+    forgotten") instead of rerunning it; run_chunks submits it again and
+    still counts every chunk once."""
+    marker = str(tmp_path / "cancelled")
+    n, chunk, seed = 8_000, 1000, [4, 0, 0]
+
+    def cancelled_once(runs, rng):
+        value = rng.random(runs).sum()
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            from distributed import Future, get_client, get_worker
+            key = get_worker().get_current_task()
+            get_client().cancel([Future(key)], force=True)
+            time.sleep(2)                     # cancelled while running
+        return value, runs
+
+    reference = run_chunks(lambda r, g: (g.random(r).sum(), r), n, seed, chunk=chunk)
+    store = Store(str(tmp_path / "s.sqlite"))
+    ex = Executor(client=client, store=store, fingerprint="fp")
+    got = run_chunks(cancelled_once, n, seed, chunk=chunk, executor=ex)
+    assert os.path.exists(marker)
+    assert got == reference and store.count_chunks("fp") == len(reference) == ex.computed
