@@ -1,0 +1,43 @@
+"""Errors raised by an algorithm's own code, told apart from the tool's.
+
+Every place the tool calls a learner's functions (``init``, ``act``,
+``feed``, ``probs``, ``commit``, ``point``, ``incurred``, a transcript
+model's functions) does it inside ``user_call(name, round)``.  Any exception
+that escapes the learner becomes a ``UserCodeError`` naming the function and
+the round, so the command line can print one line: exit 2 for a user's
+algorithm (it broke the interface or raised), exit 3 for a built-in one (a
+bug of this tool).  Imports nothing from the rest of the project.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Optional
+
+
+class UserCodeError(Exception):
+    """An algorithm's function raised or broke the interface contract.
+
+    ``function`` is the learner function's name (``"act"``), ``round`` the
+    1-based round or None, ``detail`` what went wrong.  Picklable (it crosses
+    process boundaries from the worker pools)."""
+
+    def __init__(self, function: str, round: Optional[int], detail: str):
+        super().__init__(function, round, detail)
+        self.function, self.round, self.detail = function, round, detail
+
+    def __str__(self) -> str:
+        where = f" at round {self.round}" if self.round is not None else ""
+        return f"{self.function}(){where}: {self.detail}"
+
+
+@contextmanager
+def user_call(function: str, round: Optional[int] = None):
+    """Run a call into an algorithm's code; an exception it raises becomes a
+    ``UserCodeError`` ("act() at round 3: raised ValueError: …")."""
+    try:
+        yield
+    except (UserCodeError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - anything the learner raises is its error
+        raise UserCodeError(function, round,
+                            f"raised {type(exc).__name__}: {exc}".rstrip(": ")) from exc
