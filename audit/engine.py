@@ -10,6 +10,8 @@ from algorithms.core import Algorithm, Claim
 from attacks import ATTACKS
 from . import __version__
 from .blackbox import ScenarioResult, run_scenarios
+from .contract import check_interface
+from .declarations import check_declarations, failed, refusal_reason
 from .simulate import Executor
 from .whitebox_run import WHITE_MODES, applicable_modes, run_whitebox
 
@@ -35,6 +37,10 @@ class AuditResult:
     fingerprint: Optional[str] = None
     chunks_reused: int = 0
     chunks_computed: int = 0
+    # Declaration checks run before any white-box mode (audit.declarations),
+    # and the reasons white-box modes were refused, one per algorithm.
+    declaration_checks: tuple = ()
+    refused: tuple = ()
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -67,6 +73,8 @@ class AuditResult:
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "max_detectable_epsilon": self.max_detectable_epsilon,
             "verdict": self.verdict,
+            "declaration_checks": [c.as_dict() for c in self.declaration_checks],
+            "white_box_refused": list(self.refused),
             "runtime_seconds": self.runtime_seconds,
             "reproduce": self.command,
             "regret": self.regret,
@@ -81,13 +89,28 @@ class AuditResult:
                  f"  claim: ε = {c.epsilon:g}{delta}, scope {c.scope} — {c.source}",
                  f"  budget: {self.trials} runs per side, {self.confidence:.0%} confidence "
                  f"(Bonferroni over {self.n_tests} bound(s)), seed {self.seed}"]
+        if self.declaration_checks:
+            bad = failed(list(self.declaration_checks))
+            names = sorted({c.check for c in self.declaration_checks})
+            lines.append(f"  declaration checks: {len(self.declaration_checks) - len(bad)} of "
+                         f"{len(self.declaration_checks)} passed ({', '.join(names)})")
+            for c in bad:
+                lines.append(f"    FAILED {c.line()}")
+            for reason in self.refused:
+                lines.append(f"    → white-box modes not used: {reason}; the black-box audit "
+                             f"decides")
         for r in self.results:
             if not isinstance(r, ScenarioResult):
-                verdict = "VIOLATION" if r.violation else "ok"
+                verdict = ("information only" if r.informational
+                           else "VIOLATION" if r.violation else "ok")
                 exact = "exact" if r.exact else f"{self.confidence:.0%}"
-                lines.append(f"  {r.attack + ' [white-box ' + r.kind + ']':30s} "
-                             f"ε_lb = {r.epsilon_lower_bound:.6g} ({exact}) vs "
-                             f"{r.claim_label} {r.claim_value:.6g}: {verdict}")
+                head = f"  {r.attack + ' [white-box ' + r.kind + ']':30s} "
+                if r.informational:
+                    lines.append(head + f"max ε_t = {r.epsilon_lower_bound:.6g}: {verdict} "
+                                        f"(no per-round claim to compare with)")
+                else:
+                    lines.append(head + f"ε_lb = {r.epsilon_lower_bound:.6g} ({exact}) vs "
+                                        f"{r.claim_label} {r.claim_value:.6g}: {verdict}")
                 lines.append(f"  {'':30s} {r.event}")
                 for note in r.notes:
                     lines.append(f"  {'':30s} note: {note}")
@@ -179,15 +202,38 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
     scenarios, names = scenarios_for(alg, attacks)
+    for sc in scenarios:
+        sc.check()
+    # The interface contract, once per algorithm run (a conversion around
+    # the canary is another algorithm), before any simulation.
+    seen = {}
+    for sc in scenarios:
+        if id(sc.algorithm) not in seen:
+            seen[id(sc.algorithm)] = sc
+            check_interface(sc.algorithm, sc.losses_a, sc.advice)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
+    # Declarations are checked, never trusted: a failed check switches the
+    # white-box modes off for every scenario running that algorithm.
+    checks, refused = [], {}
+    for i, (sc, ms) in enumerate(zip(scenarios, white)):
+        if ms and id(sc.algorithm) not in refused:
+            found = check_declarations(sc, seed, i)
+            checks += found
+            if failed(found):
+                refused[id(sc.algorithm)] = refusal_reason(found, sc.algorithm.name)
+    white = [[] if id(sc.algorithm) in refused else ms for sc, ms in zip(scenarios, white)]
     black = scenarios if "black-box" in wanted else []
     if not black and not any(white):
+        if refused:
+            raise ValueError("the selected white-box modes were refused: "
+                             + next(iter(refused.values())) + "; run the black-box mode instead")
         raise ValueError(f"no selected mode applies to {alg.name} with these attacks "
                          f"(white-box needs an algorithm whose action or noise distributions "
                          f"are exposed)")
     # Bonferroni over everything that can err: 2 directions × 2 bounds per
-    # black-box pair, one band per loss distribution; exact results cannot err.
-    n_tests = 4 * len(black) + sum("pld" in w for w in white)
+    # black-box pair, one DKW band per direction of each loss distribution;
+    # exact results cannot err.
+    n_tests = 4 * len(black) + 2 * sum("pld" in w for w in white)
     alpha = (1.0 - confidence) / n_tests if n_tests else 1.0 - confidence
     fingerprint = None
     if executor is not None and executor.store is not None:
@@ -199,11 +245,11 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                             show_progress=show_progress, alpha=alpha, executor=ex) if black else []
     for i, (sc, ms) in enumerate(zip(scenarios, white)):
         if ms:
-            sc.check()
             results += run_whitebox(sc, claim.scaled_for_group(sc.group_size), ms, alpha,
                                     trials, seed, ex.jobs, i, executor=ex)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
-                       chunks_computed=ex.computed)
+                       chunks_computed=ex.computed, declaration_checks=tuple(checks),
+                       refused=tuple(refused.values()))

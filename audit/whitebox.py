@@ -10,9 +10,14 @@ Two scopes:
   cancel and L is the sum of log density ratios of the releases.
 
 Three modes: the per-round loss curve along a given history, a search for
-the output with the largest loss (a certificate: an x with L(x) > ε refutes
-pure ε-DP with no statistical error), and the privacy-loss distribution,
-whose δ(ε) = E[(1 − e^{ε−L})₊] gets a simultaneous lower confidence bound.
+the output with the largest loss (in both directions; with δ = 0 an x with
+L(x) > ε refutes ε-DP with no statistical error, with δ > 0 the event {x}
+counts through its mass), and the privacy-loss distribution, whose
+δ(ε) = E[(1 − e^{ε−L})₊] gets a simultaneous lower confidence bound.
+
+Everything here trusts the learner's declarations; ``audit.declarations``
+checks them first.  Arithmetic is in log space and never yields NaN.
+Imports: ``algorithms`` only.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from typing import Optional
 import numpy as np
 
 from algorithms.core import Algorithm, Claim
-from .simulate import simulate
+from algorithms.errors import UserCodeError, user_call
 
 
 def scope_of(alg: Algorithm) -> Optional[str]:
@@ -37,63 +42,75 @@ def scope_of(alg: Algorithm) -> Optional[str]:
 
 
 # ------------------------------------------------------------ replay engine
+# ln of the smallest positive double.  A probability that is 0 in floating
+# point is below it (structurally zero, or underflowed), so using it in the
+# denominator of a log-ratio gives a LOWER bound on the exact loss: sound for
+# every use here (certificates, δ lower bounds), and never ±inf or NaN.
+TINY_LOG = math.log(np.nextafter(0.0, 1.0))
+
+
+def loss_terms(lp_num: np.ndarray, lp_den: np.ndarray) -> np.ndarray:
+    """Per-round terms of ln P_num(x) − ln P_den(x), elementwise: −inf where
+    x is impossible on the numerator side, a lower bound (``TINY_LOG``) where
+    the denominator probability is 0 in floating point; never NaN."""
+    return np.where(np.isneginf(lp_num), -np.inf, lp_num - np.maximum(lp_den, TINY_LOG))
+
+
+def _log_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
+    with user_call("probs", t + 1):
+        p = np.asarray(lr.probs(state, adv), dtype=float)
+    if p.shape != (rows, lr.n_arms) or not np.all(np.isfinite(p)):
+        raise UserCodeError("probs", t + 1, f"returned {'non-finite values' if p.shape == (rows, lr.n_arms) else f'shape {p.shape}'}, "
+                            f"expected finite probabilities of shape ({rows}, {lr.n_arms})")
+    with np.errstate(divide="ignore"):
+        return np.log(np.clip(p, 0.0, 1.0))
+
+
 def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
-                advice=None, keep_probs: bool = False):
-    """Replay ``rows`` histories on both sides at once (rows of side ℓ first,
-    then the same histories on ℓ′).  ``choose(t, logp_a, logp_b)`` returns the
-    action of every history at round t given both sides' log-probabilities
-    ``(rows, K)`` (a fixed history ignores them; a search uses them).
-    Returns the per-round log-ratio of the chosen actions ``(rows, T)``, the
+                advice=None, keep_probs: bool = False, seeds=(0, 1)):
+    """Replay ``rows`` histories on both sides: each side keeps its own state
+    (so fields shared by all runs of one side, see ``Learner.shared``, are
+    replayed correctly) and its own random stream (so hidden randomness shows
+    up as a loss on identical sequences, see ``audit.declarations``).
+    ``choose(t, logp_a, logp_b)`` returns the action of every history at
+    round t given both sides' log-probabilities ``(rows, K)`` (a fixed
+    history ignores them; a search uses them).
+
+    Returns ln P_t(I_t) on each side ``(rows, T)`` (−inf where 0), the
     actions, and optionally P_t on both sides ``(T, rows, K)``."""
     lr = alg.learner
-    rng = np.random.default_rng(0)  # unused by action-only learners' feed
-    state = lr.init(2 * rows, rng)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    states = []
+    for rng in rngs:
+        with user_call("init"):
+            states.append(lr.init(rows, rng))
     idx = np.arange(rows)
-    ratio = np.empty((rows, T))
+    lp = np.empty((2, rows, T))
     acts = np.empty((rows, T), dtype=np.int64)
-    both = np.concatenate
-    probs_a = np.empty((T, rows, lr.n_arms)) if keep_probs else None
-    probs_b = np.empty((T, rows, lr.n_arms)) if keep_probs else None
+    probs = np.empty((2, T, rows, lr.n_arms)) if keep_probs else None
+    full = lr.feedback == "full"
     for t in range(T):
         adv = None if advice is None else advice[t]
-        with np.errstate(divide="ignore"):
-            logp = np.log(lr.probs(state, adv))
-        la, lb = logp[:rows], logp[rows:]
-        a = np.asarray(choose(t, la, lb), dtype=np.int64)
+        logs = [_log_probs(lr, st, adv, t, rows) for st in states]
+        a = np.asarray(choose(t, logs[0], logs[1]), dtype=np.int64)
         acts[:, t] = a
-        ratio[:, t] = la[idx, a] - lb[idx, a]
-        if keep_probs:
-            probs_a[t], probs_b[t] = np.exp(la), np.exp(lb)
-        a2 = both([a, a])
-        state = lr.commit(state, adv, a2)
-        if lr.feedback == "full":
-            # Full information: each side's learners see their whole row.
-            state = _feed_rows(lr, state, a2, losses_a[t], losses_b[t], rows, rng)
-        else:
-            obs = both([losses_a[t][a], losses_b[t][a]])
-            state = lr.feed(state, a2, obs, rng)
-    return ratio, acts, probs_a, probs_b
-
-
-def _feed_rows(lr, state, actions, row_a, row_b, rows, rng):
-    """Feed row_a to the first ``rows`` runs and row_b to the rest: feed the
-    two halves separately and stack them back (state arrays lead with runs)."""
-    def half(x, sl):
-        return x[sl] if isinstance(x, np.ndarray) and x.ndim and x.shape[0] == 2 * rows else x
-    parts = []
-    for sl, row in ((slice(0, rows), row_a), (slice(rows, None), row_b)):
-        sub = {k: half(v, sl) for k, v in state.items()}
-        parts.append(lr.feed(sub, actions[sl], row, rng))
-    return {k: (np.concatenate([parts[0][k], parts[1][k]])
-                if isinstance(parts[0][k], np.ndarray) and parts[0][k].ndim
-                and parts[0][k].shape[0] == rows else parts[0][k]) for k in parts[0]}
+        for s, losses in ((0, losses_a), (1, losses_b)):
+            lp[s, :, t] = logs[s][idx, a]
+            if keep_probs:
+                probs[s, t] = np.exp(logs[s])
+            with user_call("commit", t + 1):
+                st = lr.commit(states[s], adv, a)
+            with user_call("feed", t + 1):
+                states[s] = lr.feed(st, a, losses[t] if full else losses[t][a], rngs[s])
+    return lp[0], lp[1], acts, probs
 
 
 def action_loss(alg, losses_a, losses_b, actions, advice=None) -> np.ndarray:
-    """Exact L(x) for each history ``actions (M, T)`` (action scope)."""
-    ratio, _, _, _ = replay_both(alg, losses_a, losses_b, lambda t, la, lb: actions[:, t],
-                                 actions.shape[1], actions.shape[0], advice)
-    return ratio.sum(axis=1)
+    """Exact L(x) = ln P_ℓ(x) − ln P_ℓ′(x) for each history ``actions (M, T)``
+    (action scope; a lower bound where P_ℓ′ underflows, see ``loss_terms``)."""
+    la, lb, _, _ = replay_both(alg, losses_a, losses_b, lambda t, pa, pb: actions[:, t],
+                               actions.shape[1], actions.shape[0], advice)
+    return loss_terms(la, lb).sum(axis=1)
 
 
 def transcript_loss(alg, losses_a, losses_b, trace, advice=None) -> np.ndarray:
@@ -103,10 +120,12 @@ def transcript_loss(alg, losses_a, losses_b, trace, advice=None) -> np.ndarray:
     given the same actions."""
     model = alg.learner.transcript
     y = trace.releases
-    m_a = model.means(trace.actions, losses_a, trace.aux, advice)
-    m_b = model.means(trace.actions, losses_b, trace.aux, advice)
+    with user_call("transcript.means"):
+        m_a = model.means(trace.actions, losses_a, trace.aux, advice)
+        m_b = model.means(trace.actions, losses_b, trace.aux, advice)
     per = (np.abs(y - m_b) - np.abs(y - m_a)) / model.scale
-    return per.reshape(per.shape[0], -1).sum(axis=1)
+    # NaN marks "nothing released" in a run; it contributes nothing.
+    return np.nansum(per.reshape(per.shape[0], -1), axis=1)
 
 
 # ------------------------------------------------------- mode 1: per round
@@ -130,80 +149,153 @@ def per_round_curve(alg, losses_a, losses_b, history: np.ndarray, label: str,
                     claim: Claim) -> PerRoundCurve:
     """App. G.1: view the algorithm as the adaptive composition of per-round
     mechanisms; along a fixed history both sides' distributions are computed
-    and ε_t is their largest log-ratio over arms."""
+    and ε_t is their largest log-ratio over arms (both directions; an arm
+    with probability 0 on both sides contributes 0)."""
     T = history.shape[0]
     if alg.learner.replay is not None:
-        pa, pb = alg.learner.replay(losses_a[:T], history), alg.learner.replay(losses_b[:T], history)
+        with user_call("replay"):
+            pa = np.asarray(alg.learner.replay(losses_a[:T], history), dtype=float)
+            pb = np.asarray(alg.learner.replay(losses_b[:T], history), dtype=float)
     else:
-        _, _, pa, pb = replay_both(alg, losses_a, losses_b, lambda t, la, lb: history[t:t + 1],
-                                   T, 1, keep_probs=True)
-        pa, pb = pa[:, 0], pb[:, 0]
+        _, _, _, probs = replay_both(alg, losses_a, losses_b, lambda t, la, lb: history[t:t + 1],
+                                     T, 1, keep_probs=True)
+        pa, pb = probs[0, :, 0], probs[1, :, 0]
     with np.errstate(divide="ignore"):
-        eps_t = np.abs(np.log(pa) - np.log(pb)).max(axis=1)
+        la = np.maximum(np.log(np.clip(pa, 0, 1)), TINY_LOG)
+        lb = np.maximum(np.log(np.clip(pb, 0, 1)), TINY_LOG)
+    eps_t = np.abs(la - lb).max(axis=1)
     return PerRoundCurve(label, eps_t, pa, pb, claim.per_round_epsilon)
 
 
 # ------------------------------------------------------ mode 2: search
 @dataclass
 class Certificate:
+    """The best output found by the search, in one direction.
+
+    ``loss`` is the exact L(x) of the prefix x_1..x_horizon (numerator side
+    first: ``direction`` "l>l'" means ln P_ℓ(x) − ln P_ℓ′(x));
+    ``epsilon_lower_bound`` is what the event {x} proves about ε at the
+    claim's δ (= ``loss`` for δ = 0, ln((P(x) − δ)/P′(x)) otherwise, 0 when
+    P(x) ≤ δ); ``claim_at_horizon`` the claim it is judged against."""
+
     description: str
-    loss: float                   # exact L(x) at the horizon reported
-    horizon: int                  # length of the history x
-    claim_at_horizon: float       # the claim this x is judged against
-    actions_head: list            # first actions of x, for the report
+    direction: str
+    loss: float
+    horizon: int
+    claim_at_horizon: float
+    epsilon_lower_bound: float
+    log_p_num: float
+    log_p_den: float
+    actions_head: list
     curve: np.ndarray = field(repr=False, default=None)  # cumulative L along x
 
     @property
     def violation(self) -> bool:
-        return self.loss > self.claim_at_horizon
+        return self.epsilon_lower_bound > self.claim_at_horizon
+
+
+def _event_bound(log_p_num: np.ndarray, log_p_den: np.ndarray, delta: float) -> np.ndarray:
+    """ln((P − δ)/P′) for the event {x} with exact ln P and ln P′ (``log_p_den``
+    built from per-round terms clamped at ``TINY_LOG``, so an upper bound on
+    ln P′); 0 where P ≤ δ.  For δ = 0 this is the loss."""
+    den = log_p_den
+    if delta == 0:
+        return np.where(np.isneginf(log_p_num), 0.0, log_p_num - den)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = math.log(delta) - log_p_num                 # ln(δ/P) < 0 ⇔ P > δ
+        head = log_p_num + np.log1p(-np.exp(np.minimum(gap, 0.0)))
+    return np.where(gap < 0, np.maximum(head - den, 0.0), 0.0)
+
+
+# Histories enumerated outright when there are at most this many.
+EXHAUSTIVE = 4096
 
 
 def search_worst_output(alg, losses_a, losses_b, claim: Claim, advice=None,
-                        alternations: Optional[list] = None) -> Certificate:
-    """Search histories for a large exact loss.  Candidates, replayed
-    together: greedy (each round play the arm with the larger log-ratio
-    ln P_t(i) − ln P′_t(i)), and, for two arms, "alternate 2,1 for A rounds,
-    then greedy" for a grid of A — the App. G.1 history that drives EXP3's
-    weights apart before exploiting the gap.
+                        alternations: Optional[list] = None) -> list[Certificate]:
+    """Search histories for a large exact loss, in both directions.
 
-    A claim composed from per-round claims (ε_t T′) is checked at every prefix
-    length T′ (a prefix of a run is a run with horizon T′); any other claim
-    at the full horizon."""
+    When K^T ≤ ``EXHAUSTIVE`` every history is replayed, so the certificate
+    is the worst output there is.  Otherwise the candidates, replayed
+    together, are greedy (each round play the arm with the larger
+    log-ratio), and, for two arms, "alternate 2,1 for A rounds, then greedy"
+    for a grid of A — the App. G.1 history that drives EXP3's weights apart
+    before exploiting the gap; each is followed once towards ln P_ℓ − ln P_ℓ′
+    and once towards the reverse.
+
+    Every prefix x_1..x_T′ is an event on the output (post-processing), so
+    it is judged against the claim for T′ rounds: ε, or for a pure claim
+    composed from per-round claims min(ε, ε_t·T′).  With δ > 0 the event
+    {x} counts only through its mass: P(x) − e^ε P′(x) > δ.  Returns the
+    best certificate of each direction."""
     T, K = alg.horizon, alg.n_arms
-    if alternations is None:
-        alternations = [0] + (sorted({int(x) for x in np.geomspace(16, max(T // 2, 16), 28)})
-                              if K == 2 else [])
-    A = np.array(alternations)
-    rows = len(A)
-
-    def choose(t, la, lb):
-        greedy = np.argmax(la - lb, axis=1)
-        alternate = np.full(rows, 1 if t % 2 == 0 else 0)
-        return np.where(t < A, alternate, greedy)
-
-    ratio, acts, _, _ = replay_both(alg, losses_a, losses_b, choose, T, rows, advice)
-    cum = np.cumsum(ratio, axis=1)
-    per_round = claim.per_round_epsilon
-    if per_round is not None:
-        lengths = np.arange(1, T + 1)
-        margin = cum - per_round * lengths
-        r, t = np.unravel_index(np.argmax(margin), margin.shape)
-        horizon, claim_value = int(t) + 1, per_round * (int(t) + 1)
+    if alternations is None and T * math.log(K) <= math.log(EXHAUSTIVE) + 1e-9:
+        grid = np.indices((K,) * T).reshape(T, -1).T          # every history, (K^T, T)
+        la, lb, acts, _ = replay_both(alg, losses_a, losses_b,
+                                      lambda t, pa, pb: grid[:, t], T, grid.shape[0], advice)
+        n = grid.shape[0]
+        la, lb, acts = np.concatenate([la, la]), np.concatenate([lb, lb]), np.concatenate([acts, acts])
+        reverse = np.arange(2 * n) >= n
+        labels = [f"exhaustive: the worst of all {n} histories"] * (2 * n)
     else:
-        r, horizon, claim_value = int(np.argmax(cum[:, -1])), T, claim.epsilon
-    a = int(A[r])
-    desc = ("greedy: each round play the arm with the larger log-ratio ln P_t(i) − ln P′_t(i)"
-            if a == 0 else
-            f"alternate 2,1 for {a} rounds, then follow the arm with the larger log-ratio")
-    desc += f"; length {horizon}"
-    return Certificate(desc, float(cum[r, horizon - 1]), horizon, float(claim_value),
-                       (acts[r, :24] + 1).tolist(), cum[r, :horizon])
+        if alternations is None:
+            alternations = [0] + (sorted({int(x) for x in np.geomspace(16, max(T // 2, 16), 28)})
+                                  if K == 2 else [])
+        A = np.array(alternations)
+        n = len(A)
+        reverse = np.arange(2 * n) >= n
+        A2 = np.concatenate([A, A])
+
+        def choose(t, la, lb):
+            fwd = loss_terms(la, lb)
+            rev = loss_terms(lb, la)
+            greedy = np.argmax(np.where(reverse[:, None], rev, fwd), axis=1)
+            alternate = np.full(2 * n, 1 if t % 2 == 0 else 0)
+            return np.where(t < A2, alternate, greedy)
+
+        la, lb, acts, _ = replay_both(alg, losses_a, losses_b, choose, T, 2 * n, advice)
+        labels = []
+        for r in range(2 * n):
+            arrow = "ln P_ℓ′(i) − ln P_ℓ(i)" if reverse[r] else "ln P_ℓ(i) − ln P_ℓ′(i)"
+            a = int(A2[r])
+            labels.append(f"greedy: each round play the arm with the larger log-ratio {arrow}"
+                          if a == 0 else
+                          f"alternate 2,1 for {a} rounds, then follow the arm with the larger "
+                          f"log-ratio {arrow}")
+    num = np.where(reverse[:, None], lb, la)
+    den = np.where(reverse[:, None], la, lb)
+    cum_num, cum_den = np.cumsum(num, axis=1), np.cumsum(np.maximum(den, TINY_LOG), axis=1)
+    cum = np.cumsum(loss_terms(num, den), axis=1)
+    bound = _event_bound(cum_num, cum_den, claim.delta)
+    lengths = np.arange(1, T + 1)
+    if claim.per_round_epsilon is not None and claim.delta == 0:
+        limit = np.minimum(claim.epsilon, claim.per_round_epsilon * lengths)
+    else:
+        limit = np.full(T, float(claim.epsilon))
+    margin = bound - limit
+    out = []
+    for name, sel in (("l>l'", ~reverse), ("l'>l", reverse)):
+        rows_d = np.flatnonzero(sel)
+        m = margin[rows_d]
+        r_local, t = np.unravel_index(np.argmax(m), m.shape)
+        r = int(rows_d[r_local])
+        if not m[r_local, t] > 0:
+            # No prefix beats its claim: report the largest bound instead.
+            r_local, t = np.unravel_index(np.argmax(bound[rows_d]), m.shape)
+            r = int(rows_d[r_local])
+        desc = labels[r]
+        horizon = int(t) + 1
+        desc += f"; length {horizon}"
+        out.append(Certificate(desc, name, float(cum[r, t]), horizon, float(limit[t]),
+                               float(bound[r, t]), float(cum_num[r, t]), float(cum_den[r, t]),
+                               (acts[r, :24] + 1).tolist(), cum[r, :horizon]))
+    return out
 
 
 # ------------------------------------------ mode 3: privacy-loss distribution
 @dataclass
 class LossDistribution:
-    losses: np.ndarray            # exact L(x) of outputs sampled on ℓ
+    losses: np.ndarray            # exact L(x) of outputs sampled on the numerator side
     alpha: float
     band: float                   # DKW: S(u) ≥ Ŝ(u) − band for all u, w.p. ≥ 1 − α
     scope: str
@@ -235,7 +327,7 @@ class LossDistribution:
         δ(ε) ≤ δ would contradict the (simultaneous) bound."""
         f = lambda e: self.delta_lower(e) - delta
         hi = float(np.max(self.losses))
-        if f(0.0) <= 0:
+        if not hi > 0 or f(0.0) <= 0:
             return 0.0
         lo = 0.0
         for _ in range(80):
@@ -243,18 +335,3 @@ class LossDistribution:
             lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
         return lo
 
-
-def loss_distribution(alg, losses_a, losses_b, n: int, rng, alpha: float, advice=None,
-                      rounds: Optional[int] = None) -> LossDistribution:
-    """Sample outputs on side ℓ and evaluate their exact privacy loss."""
-    scope = scope_of(alg)
-    if scope == "transcript":
-        trace = simulate(alg, losses_a, n, rng, advice=advice, rounds=rounds, record_transcript=True)
-        L = transcript_loss(alg, losses_a, losses_b, trace, advice)
-    elif scope == "actions":
-        trace = simulate(alg, losses_a, n, rng, advice=advice, rounds=rounds)
-        L = action_loss(alg, losses_a, losses_b, trace.actions.astype(np.int64), advice)
-    else:
-        raise ValueError(f"{alg.name} supports no white-box scope")
-    band = math.sqrt(math.log(1 / alpha) / (2 * n))  # one-sided DKW (Massart)
-    return LossDistribution(L, alpha, band, scope)

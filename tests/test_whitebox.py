@@ -77,7 +77,10 @@ def test_composed_claim_certificate_for_eta_gamma_1e_3():
     alg = build("exp3", horizon=100_000)
     assert alg.params == {"eta": 1e-3, "gamma": 1e-3}
     sc = ATTACKS["g1"].scenarios(alg)[0]
-    cert = search_worst_output(alg, sc.losses_a, sc.losses_b, alg.claim)
+    certs = search_worst_output(alg, sc.losses_a, sc.losses_b, alg.claim)
+    assert {c.direction for c in certs} == {"l>l'", "l'>l"}
+    cert = max(certs, key=lambda c: c.loss - c.claim_at_horizon)
+    assert cert.violation
     assert cert.horizon <= 200_000
     assert cert.loss > 2 * 1e-3 * 2 * cert.horizon / 1e-3
     assert cert.description.startswith("alternate 2,1 for")

@@ -1,0 +1,440 @@
+"""Declaration checks (SPEC §4): white-box evidence rests on what an
+algorithm declares about itself, so before any white-box mode is used,
+pilots on their own streams check that the declarations are what the code
+does.  All checks live here; each states its false-refusal probability
+(the chance that a correct declaration fails it), at most ``FALSE_REFUSAL``.
+
+Action scope (``probs`` + ``commit``, replayed along histories):
+
+* ``same-losses-replay`` — histories sampled by ``act`` are replayed on the
+  *same* loss sequence on both sides, each side with its own state and its
+  own random stream: every round's log-probability must agree between the
+  sides and with what ``probs`` gave when ``act`` drew the action (L = 0).
+  Catches randomness outside ``probs`` (noise drawn in ``feed`` or ``init``),
+  a ``commit`` that does not do what ``act`` does, and state shared across
+  sides.  Deterministic: false-refusal probability 0.
+* ``act-follows-probs`` — the actions ``act`` draws follow ``probs``:
+  randomised probability-integral transforms of the drawn actions are i.i.d.
+  uniform under a correct declaration (each is uniform given the past), and
+  a Kolmogorov–Smirnov test rejects at p < 10⁻⁶.  An action of probability
+  0 fails outright.
+* ``state-runs-axis`` — state fields without the runs axis must not depend
+  on a run's own randomness (two pilots with different streams must agree
+  on them), and one that depends on the losses must be declared in
+  ``Learner.shared`` (replay keeps one state per side, so such a field is
+  replayed correctly).  Deterministic: probability 0.
+* ``replay-fast-path`` — a learner's ``replay`` shortcut gives the same
+  P_t as replaying ``probs``/``commit``.  Deterministic: probability 0.
+
+Transcript scope (``TranscriptModel``: releases = declared means + noise):
+
+* ``noise-law`` — released values minus the declared means follow the
+  declared law at the declared scale: per release (across independent runs)
+  a Kolmogorov–Smirnov test of the transformed noise against uniform,
+  Bonferroni over releases and both sides of the pair, rejecting at an
+  adjusted p < 10⁻⁶.
+* ``noise-independence`` — noises of different releases are independent, as
+  the product of densities in the exact loss assumes: normal scores of the
+  transformed noises of two releases are, under a correct declaration,
+  independent standard normals, so their sample correlation gives an exact
+  t-test; Bonferroni over pairs and sides, rejecting at adjusted p < 10⁻⁶.
+
+Pilot streams are ``SeedSequence([seed, scenario, PILOT_STREAM, k])``,
+disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8).
+Imports: ``algorithms``, ``audit.whitebox``, ``audit.simulate``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy import stats
+
+from algorithms.errors import UserCodeError, user_call
+from .simulate import simulate
+from .whitebox import TINY_LOG, replay_both, scope_of
+
+FALSE_REFUSAL = 1e-6
+PILOT_STREAM = 57025
+# Deterministic comparisons allow floating-point noise only.
+TOL = 1e-9
+# Pilot sizes: runs, and run-rounds at most (a pilot is a small fraction of an audit).
+PILOT_RUNS = 2000
+PILOT_WORK = 2_000_000
+REPLAY_HISTORIES = 40
+AXIS_RUNS = (61, 67)          # odd sizes no K, N or d is likely to equal
+MAX_LAW_COLUMNS = 32
+MAX_PAIR_COLUMNS = 12
+
+
+@dataclass
+class DeclarationCheck:
+    """One check's outcome: ``statistic`` against ``threshold`` (``fails_when``
+    says which side fails), what was measured and, on failure, what to
+    change in the declaration."""
+
+    check: str
+    algorithm: str
+    scenario: str
+    statistic: float
+    threshold: float
+    fails_when: str               # "above" | "below"
+    passed: bool
+    what: str
+    advice: str = ""
+    false_refusal: float = 0.0
+
+    @property
+    def outcome(self) -> str:
+        return "pass" if self.passed else "fail"
+
+    def __repr__(self) -> str:
+        return (f"DeclarationCheck({self.check!r}, {self.outcome}, statistic={self.statistic:.4g}, "
+                f"threshold={self.threshold:.4g}, scenario={self.scenario!r})")
+
+    def line(self) -> str:
+        op = ">" if self.fails_when == "above" else "<"
+        head = (f"{self.check} on {self.scenario}: {self.outcome} "
+                f"(statistic {self.statistic:.4g}, fails when {op} {self.threshold:.4g})")
+        return head + (f" — {self.what}" + (f"; {self.advice}" if self.advice else "")
+                       if not self.passed else "")
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "algorithm": self.algorithm, "scenario": self.scenario,
+                "statistic": self.statistic, "threshold": self.threshold,
+                "fails_when": self.fails_when, "outcome": self.outcome, "what": self.what,
+                "advice": self.advice, "false_refusal_probability": self.false_refusal}
+
+
+def _rng(seed: int, index: int, k: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([seed, index, PILOT_STREAM, k]))
+
+
+def _losses_and_rounds(sc):
+    return ((sc.losses_a, "ℓ"), (sc.losses_b, "ℓ′")), sc.rounds
+
+
+# ------------------------------------------------------------ action scope
+def _pilot_with_probs(alg, losses, advice, runs, rounds, rng, rng_pit):
+    """Run ``act`` like ``simulate`` does, also recording ln P_t(I_t) from
+    ``probs`` and a randomised PIT of every drawn action."""
+    lr = alg.learner
+    K = lr.n_arms
+    full = lr.feedback == "full"
+    idx = np.arange(runs)
+    with user_call("init"):
+        state = lr.init(runs, rng)
+    logp = np.empty((runs, rounds))
+    acts = np.empty((runs, rounds), dtype=np.int64)
+    pits = np.empty((runs, rounds))
+    zero_prob = 0
+    for t in range(rounds):
+        adv = None if advice is None else advice[t]
+        with user_call("probs", t + 1):
+            p = np.asarray(lr.probs(state, adv), dtype=float)
+        if p.shape != (runs, K) or not np.all(np.isfinite(p)):
+            raise UserCodeError("probs", t + 1, f"returned shape {p.shape} or non-finite values, "
+                                f"expected probabilities of shape ({runs}, {K})")
+        with user_call("act", t + 1):
+            state, a = lr.act(state, adv, rng)
+        a = np.asarray(a).astype(np.int64)
+        pa = p[idx, a]
+        zero_prob += int(np.count_nonzero(pa <= 0))
+        with np.errstate(divide="ignore"):
+            logp[:, t] = np.log(pa)
+        acts[:, t] = a
+        below = np.cumsum(p, axis=1)[idx, a] - pa
+        pits[:, t] = np.clip(below + rng_pit.random(runs) * pa, 0.0, 1.0)
+        with user_call("feed", t + 1):
+            state = lr.feed(state, a, losses[t] if full else losses[t][a], rng)
+    return logp, acts, pits, zero_prob
+
+
+def _same_terms(x: np.ndarray, y: np.ndarray) -> float:
+    """Largest disagreement of two log-probability arrays (−inf equal to −inf)."""
+    both_zero = np.isneginf(x) & np.isneginf(y)
+    xs, ys = np.maximum(x, TINY_LOG), np.maximum(y, TINY_LOG)
+    diff = np.where(both_zero, 0.0, np.abs(xs - ys) / (1.0 + np.minimum(np.abs(xs), np.abs(ys))))
+    return float(diff.max()) if diff.size else 0.0
+
+
+def _action_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
+    lr = alg.learner
+    name, label = alg.name, sc.label
+    pairs, rounds_all = _losses_and_rounds(sc)
+    rounds = max(1, min(rounds_all, 1000))
+    runs = int(max(200, min(PILOT_RUNS, PILOT_WORK // rounds)))
+    out = []
+    worst_replay, worst_pit_p, zero_prob, n_pits = 0.0, 1.0, 0, 0
+    history = None
+    for k, (losses, side) in enumerate(pairs):
+        logp, acts, pits, zeros = _pilot_with_probs(alg, losses, sc.advice, runs, rounds,
+                                                    _rng(seed, index, 10 + k),
+                                                    _rng(seed, index, 20 + k))
+        zero_prob += zeros
+        n_pits += pits.size
+        p_ks = stats.kstest(pits.ravel(), "uniform").pvalue
+        worst_pit_p = min(worst_pit_p, float(p_ks) * len(pairs))  # Bonferroni over the sides
+        m = min(REPLAY_HISTORIES, runs)
+        hist = acts[:m]
+        history = hist[0] if history is None else history
+        la, lb, _, _ = replay_both(alg, losses, losses, lambda t, pa, pb: hist[:, t], rounds, m,
+                                   sc.advice, seeds=(_rng(seed, index, 30 + k).integers(2**63),
+                                                     _rng(seed, index, 40 + k).integers(2**63)))
+        worst_replay = max(worst_replay, _same_terms(la, lb), _same_terms(la, logp[:m]))
+    out.append(DeclarationCheck(
+        "same-losses-replay", name, label, worst_replay, TOL, "above", worst_replay <= TOL,
+        f"replaying {min(REPLAY_HISTORIES, runs)} sampled histories of {rounds} rounds on the "
+        f"same losses on both sides (separate states and random streams) changes "
+        f"ln P_t(I_t) by up to {worst_replay:.3g} (relative), so L ≠ 0 on identical sequences",
+        "the learner has randomness or state that probs()/commit() do not capture (e.g. noise "
+        "drawn in feed() or init(), or a commit() that differs from act()); declare a "
+        "TranscriptModel for released noise, or drop probs/commit"))
+    ok_law = zero_prob == 0 and worst_pit_p >= FALSE_REFUSAL
+    what = (f"act() drew {zero_prob} action(s) to which probs() gives probability 0"
+            if zero_prob else
+            f"Kolmogorov–Smirnov test of {n_pits} randomised PITs of the drawn actions against "
+            f"uniform: Bonferroni-adjusted p = {worst_pit_p:.3g}")
+    out.append(DeclarationCheck(
+        "act-follows-probs", name, label, worst_pit_p if not zero_prob else 0.0, FALSE_REFUSAL,
+        "below", ok_law, what,
+        "act() must draw its action from exactly the distribution probs() returns "
+        "(e.g. sample_categorical(probs(state), rng.random(runs)))", FALSE_REFUSAL))
+    out.append(_runs_axis_check(alg, sc, seed, index))
+    if lr.replay is not None and history is not None:
+        out.append(_fast_path_check(alg, sc, history))
+    return out
+
+
+def _flatten(state, prefix: str = "") -> dict:
+    if isinstance(state, dict):
+        out = {}
+        for key, value in state.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: state}
+
+
+def _equal(x, y) -> bool:
+    try:
+        a, b = np.asarray(x), np.asarray(y)
+        if a.shape != b.shape:
+            return False
+        if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+            return bool(np.array_equal(a, b, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    except Exception:  # noqa: BLE001 - objects numpy cannot compare
+        return x is y or x == y
+
+
+def _has_runs_axis(value, runs: int) -> bool:
+    return isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == runs
+
+
+def _step_pair(alg, sc, runs, rounds, rngs_a, rngs_b, losses_a, losses_b, visit):
+    """Step two states side by side; ``visit(t, flat_a, flat_b)`` after each feed."""
+    lr = alg.learner
+    full = lr.feedback == "full"
+    with user_call("init"):
+        sa, sb = lr.init(runs, rngs_a[0]), lr.init(runs, rngs_b[0])
+    for t in range(rounds):
+        adv = None if sc.advice is None else sc.advice[t]
+        with user_call("act", t + 1):
+            sa, aa = lr.act(sa, adv, rngs_a[1])
+            sb, ab = lr.act(sb, adv, rngs_b[1])
+        aa, ab = np.asarray(aa).astype(np.int64), np.asarray(ab).astype(np.int64)
+        with user_call("feed", t + 1):
+            sa = lr.feed(sa, aa, losses_a[t] if full else losses_a[t][aa], rngs_a[2])
+            sb = lr.feed(sb, ab, losses_b[t] if full else losses_b[t][ab], rngs_b[2])
+        bad = visit(t, _flatten(sa), _flatten(sb))
+        if bad:
+            return bad
+    return None
+
+
+def _runs_axis_check(alg, sc, seed, index) -> DeclarationCheck:
+    lr = alg.learner
+    rounds = max(1, min(sc.rounds, 2000))
+    declared = set(lr.shared)
+
+    def streams(k):
+        seeds = _rng(seed, index, k).integers(2**63, size=3)
+        return [np.random.default_rng(int(x)) for x in seeds]
+
+    # (a) Shared fields must not depend on a run's own randomness.
+    runs = AXIS_RUNS[0]
+
+    def randomness(t, fa, fb):
+        for path, value in fa.items():
+            if not _has_runs_axis(value, runs) and not _equal(value, fb.get(path)):
+                return (path, t, "differs between two pilots with different random streams on "
+                                 "the same losses: it depends on the runs' own randomness")
+        return None
+
+    bad = _step_pair(alg, sc, runs, rounds, streams(50), streams(51), sc.losses_a, sc.losses_a,
+                     randomness)
+    # (b) A loss-dependent field without the runs axis must be declared shared.
+    if bad is None:
+        runs = AXIS_RUNS[1]
+
+        def losses(t, fa, fb):
+            for path, value in fa.items():
+                if (not _has_runs_axis(value, runs) and path not in declared
+                        and not _equal(value, fb.get(path))):
+                    return (path, t, "depends on the losses but has no runs axis and is not "
+                                     "declared in Learner(shared=...)")
+            return None
+
+        # Identical streams on both sides: only the losses differ.
+        bad = _step_pair(alg, sc, runs, rounds, streams(52), streams(52), sc.losses_a,
+                         sc.losses_b, losses)
+    if bad is None:
+        return DeclarationCheck("state-runs-axis", alg.name, sc.label, 0.0, 0.0, "above", True,
+                                f"state fields without a runs axis are the same for all runs "
+                                f"and, unless declared shared, do not depend on the losses "
+                                f"({rounds} rounds)")
+    path, t, why = bad
+    return DeclarationCheck(
+        "state-runs-axis", alg.name, sc.label, float(t + 1), 0.0, "above", False,
+        f"state field {path!r} (round {t + 1}) {why}",
+        "give loss-dependent state a leading runs axis, or list a field that every run "
+        "shares on purpose in Learner(shared=(...)); never let one run's randomness reach "
+        "state shared by all runs")
+
+
+def _fast_path_check(alg, sc, history) -> DeclarationCheck:
+    T = history.shape[0]
+    worst = 0.0
+    for losses in (sc.losses_a, sc.losses_b):
+        with user_call("replay"):
+            fast = np.asarray(alg.learner.replay(losses[:T], history), dtype=float)
+        _, _, _, probs = replay_both(alg, losses, losses, lambda t, pa, pb: history[t:t + 1], T, 1,
+                                     sc.advice, keep_probs=True)
+        slow = probs[0, :, 0]
+        if fast.shape != slow.shape:
+            worst = math.inf
+            break
+        with np.errstate(divide="ignore"):
+            worst = max(worst, _same_terms(np.log(fast), np.log(slow)))
+    return DeclarationCheck(
+        "replay-fast-path", alg.name, sc.label, worst, TOL, "above", worst <= TOL,
+        f"replay() and probs()/commit() give P_t differing by up to {worst:.3g} (relative, in "
+        f"log) along a sampled history of {T} rounds",
+        "replay(losses, history) must return exactly the P_t that probs() gives along the "
+        "history")
+
+
+# -------------------------------------------------------- transcript scope
+def _noises(alg, sc, seed, index):
+    """Per side: the transformed noises u = F((y − m)/b) ∈ (0, 1) of a
+    pilot, shape (runs, releases·d), NaN where nothing was released."""
+    model = alg.learner.transcript
+    pairs, rounds = _losses_and_rounds(sc)
+    runs = int(max(500, min(PILOT_RUNS, 20 * PILOT_WORK // max(rounds, 1))))
+    out = []
+    for k, (losses, side) in enumerate(pairs):
+        tr = simulate(alg, losses, runs, _rng(seed, index, 60 + k), advice=sc.advice,
+                      rounds=rounds, record_transcript=True)
+        if tr.releases.size == 0:
+            out.append(np.zeros((runs, 0)))
+            continue
+        with user_call("transcript.means"):
+            m = np.asarray(model.means(tr.actions.astype(np.int64), losses, tr.aux, sc.advice),
+                           dtype=float)
+        if m.shape != tr.releases.shape:
+            raise UserCodeError("transcript.means", None,
+                                f"returned shape {m.shape}, expected the releases' shape "
+                                f"{tr.releases.shape}")
+        z = (tr.releases - m).reshape(runs, -1) / model.scale
+        out.append(stats.laplace.cdf(z))
+    return out
+
+
+def _columns(u: np.ndarray, most: int) -> np.ndarray:
+    """Up to ``most`` release columns, evenly spread, with enough values."""
+    ok = np.flatnonzero(np.sum(np.isfinite(u), axis=0) >= 100)
+    if ok.size > most:
+        ok = ok[np.unique(np.linspace(0, ok.size - 1, most).astype(int))]
+    return ok
+
+
+def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
+    model = alg.learner.transcript
+    name, label = alg.name, sc.label
+    sides = _noises(alg, sc, seed, index)
+    # Noise law: one KS test per release column (runs are independent).
+    law_p, n_tests, worst_d = [], 0, 0.0
+    chosen = [_columns(u, MAX_LAW_COLUMNS) for u in sides]
+    for u, cols in zip(sides, chosen):
+        for c in cols:
+            x = u[:, c][np.isfinite(u[:, c])]
+            res = stats.kstest(x, "uniform")
+            law_p.append(float(res.pvalue))
+            worst_d = max(worst_d, float(res.statistic))
+            n_tests += 1
+    adj = min(1.0, min(law_p) * n_tests) if law_p else 1.0
+    out = [DeclarationCheck(
+        "noise-law", name, label, adj, FALSE_REFUSAL, "below", adj >= FALSE_REFUSAL,
+        (f"released values minus the declared means, divided by the declared scale "
+         f"{model.scale:.4g}, against Laplace(0, 1): {n_tests} Kolmogorov–Smirnov tests "
+         f"(largest distance {worst_d:.3g}), Bonferroni-adjusted p = {adj:.3g}") if law_p else
+        "no release in the simulated rounds: nothing to check",
+        "TranscriptModel.means must return each release's exact mean given the actions and "
+        "losses, and TranscriptModel.scale the Laplace scale of the noise actually added",
+        FALSE_REFUSAL)]
+    # Independence: exact t-tests on normal scores of pairs of releases.
+    pair_p, n_pairs, worst_r = [], 0, 0.0
+    for u in sides:
+        cols = _columns(u, MAX_PAIR_COLUMNS)
+        if cols.size < 2:
+            continue
+        g = stats.norm.ppf(np.clip(u[:, cols], 1e-300, 1 - 1e-16))
+        for i in range(cols.size):
+            for j in range(i + 1, cols.size):
+                keep = np.isfinite(g[:, i]) & np.isfinite(g[:, j])
+                n = int(keep.sum())
+                if n < 100:
+                    continue
+                r = float(np.corrcoef(g[keep, i], g[keep, j])[0, 1])
+                r = max(-1.0, min(1.0, r if math.isfinite(r) else 1.0))
+                worst_r = max(worst_r, abs(r))
+                tstat = r * math.sqrt((n - 2) / max(1e-300, 1 - r * r))
+                pair_p.append(float(2 * stats.t.sf(abs(tstat), n - 2)))
+                n_pairs += 1
+    adj = min(1.0, min(pair_p) * n_pairs) if pair_p else 1.0
+    out.append(DeclarationCheck(
+        "noise-independence", name, label, adj, FALSE_REFUSAL, "below", adj >= FALSE_REFUSAL,
+        (f"{n_pairs} pairs of releases: largest |correlation| of their noises' normal scores "
+         f"{worst_r:.3g}, Bonferroni-adjusted p = {adj:.3g}") if pair_p else
+        "fewer than two releases in the simulated rounds: nothing to check",
+        "each release must carry fresh noise, independent of every other release's noise",
+        FALSE_REFUSAL))
+    return out
+
+
+# ----------------------------------------------------------------- driver
+def check_declarations(sc, seed: int, index: int) -> list[DeclarationCheck]:
+    """Every check that applies to the scenario's algorithm, on pilots drawn
+    from the scenario's own neighbouring sequences."""
+    alg = sc.algorithm
+    scope = scope_of(alg)
+    if scope == "actions":
+        return _action_checks(alg, sc, seed, index)
+    if scope == "transcript":
+        return _transcript_checks(alg, sc, seed, index)
+    return []
+
+
+def failed(checks: list[DeclarationCheck]) -> list[DeclarationCheck]:
+    return [c for c in checks if not c.passed]
+
+
+def refusal_reason(checks: list[DeclarationCheck], algorithm: Optional[str] = None) -> str:
+    bad = failed(checks)
+    if not bad:
+        return ""
+    first = bad[0]
+    return (f"declaration check {first.check} failed for {algorithm or first.algorithm} "
+            f"({first.what}); {first.advice}")
