@@ -1,4 +1,4 @@
-"""Neighbouring-pair constructions, canaries and event families (SPEC §3)."""
+"""Neighbouring-pair constructions, canaries and event families."""
 from .base import Attack, Scenario
 from .canary import Canary, threshold_canary
 from .pairs import BatchEdge, FirstRound, G1, Lemma51, RareArm

@@ -1,5 +1,5 @@
 """What an attack supplies: neighbouring pairs, the auditor's free choices
-and candidate events (SPEC §3 step 1)."""
+and candidate events."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

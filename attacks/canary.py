@@ -1,4 +1,4 @@
-"""The threshold canary (SPEC §3): a base learner chosen by the auditor that
+"""The threshold canary: a base learner chosen by the auditor that
 turns Algorithm 1's single noisy release into a visible action."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Black-box audit (SPEC §3): run both sides of every neighbouring pair,
+"""Black-box audit: run both sides of every neighbouring pair,
 pick an event on a selection half, bound its probabilities on the held-out
 half, and turn the bounds into a lower confidence bound on ε."""
 from __future__ import annotations
@@ -148,7 +148,7 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
 
     Multiplicity: α = (1 − confidence)/(scenarios × 2 directions × 2 bounds),
     Bonferroni, so that all reported bounds hold simultaneously with
-    probability ≥ confidence (SPEC §3 step 4).  Selection uses only the
+    probability ≥ confidence.  Selection uses only the
     selection half; the held-out half is touched once per scenario.
 
     ``executor`` (``audit.simulate.Executor``) says where chunks run and

@@ -1,4 +1,4 @@
-"""Declaration checks (SPEC §4): white-box evidence rests on what an
+"""Declaration checks: white-box evidence rests on what an
 algorithm declares about itself, so before any white-box mode is used,
 pilots on their own streams check that the declarations are what the code
 does.  All checks live here; each states its false-refusal probability
@@ -431,10 +431,13 @@ def failed(checks: list[DeclarationCheck]) -> list[DeclarationCheck]:
     return [c for c in checks if not c.passed]
 
 
-def refusal_reason(checks: list[DeclarationCheck], algorithm: Optional[str] = None) -> str:
+def refusal_reason(checks: list[DeclarationCheck], algorithm: Optional[str] = None,
+                   detail: bool = False) -> str:
+    """Why white-box modes are refused: the first failed check, with what it
+    measured and what to change when ``detail``."""
     bad = failed(checks)
     if not bad:
         return ""
     first = bad[0]
-    return (f"declaration check {first.check} failed for {algorithm or first.algorithm} "
-            f"({first.what}); {first.advice}")
+    head = f"declaration check {first.check} failed for {algorithm or first.algorithm}"
+    return f"{head} ({first.what}); {first.advice}" if detail else head

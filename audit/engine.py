@@ -220,13 +220,14 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             found = check_declarations(sc, seed, i)
             checks += found
             if failed(found):
-                refused[id(sc.algorithm)] = refusal_reason(found, sc.algorithm.name)
+                refused[id(sc.algorithm)] = found
     white = [[] if id(sc.algorithm) in refused else ms for sc, ms in zip(scenarios, white)]
     black = scenarios if "black-box" in wanted else []
     if not black and not any(white):
         if refused:
             raise ValueError("the selected white-box modes were refused: "
-                             + next(iter(refused.values())) + "; run the black-box mode instead")
+                             + refusal_reason(next(iter(refused.values())), detail=True)
+                             + "; run the black-box mode instead")
         raise ValueError(f"no selected mode applies to {alg.name} with these attacks "
                          f"(white-box needs an algorithm whose action or noise distributions "
                          f"are exposed)")
@@ -252,4 +253,4 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
-                       refused=tuple(refused.values()))
+                       refused=tuple(refusal_reason(found) for found in refused.values()))

@@ -1,5 +1,5 @@
 """Statistical core of the privacy audit: turn event counts into a certified
-lower bound on epsilon (SPEC §3 steps 3-5).
+lower bound on epsilon.
 
 Why exact Clopper-Pearson: the audit's claim is "epsilon is at least X with
 confidence 1 - beta". Only an exact (conservative) binomial bound keeps that
@@ -37,7 +37,7 @@ def _cp_arrays(count, trials, alpha):
     """Vectorised one-sided CP. Identical to
     proportion_confint(count, trials, alpha=2*alpha, method="beta") (which
     calls beta.ppf/isf at alpha/2), but usable on ~1e5 events at once, which
-    the selection step needs (SPEC §3 step 3)."""
+    the selection step needs."""
     k = np.asarray(count, dtype=float)
     n = np.broadcast_to(np.asarray(trials, dtype=float), k.shape)
     if np.any(k < 0) or np.any(k > n):
@@ -75,7 +75,7 @@ def _eps_lb_array(p_lo, q_hi, delta):
 def epsilon_lower_bound(p_lo: float, q_hi: float, delta: float = 0.0) -> float:
     """(eps, delta)-DP forces P[A(l) in S] <= e^eps P[A(l') in S] + delta, so
     eps >= ln((p - delta)/q); plugging in p_lo <= p and q_hi >= q keeps this
-    a valid lower bound (SPEC §3 step 5). Clamped at 0: eps >= 0 is trivially
+    a valid lower bound. Clamped at 0: eps >= 0 is trivially
     true and a negative value would be meaningless."""
     return float(_eps_lb_array(p_lo, q_hi, delta))
 
@@ -107,7 +107,7 @@ def select_and_test(counts_a_sel, counts_b_sel, n_sel: int, counts_a_hold,
                     counts_b_hold, n_hold: int, labels: Sequence[str],
                     alpha: float, delta: float = 0.0) -> EventTest:
     """Choose the most damning (event, direction) on the selection half, then
-    certify it on the independent held-out half (SPEC §3 steps 3-5).
+    certify it on the independent held-out half.
 
     Why split: searching ~1e5 events and reporting the best one's bound on the
     same data would be a multiple-comparisons fallacy. Because the held-out

@@ -112,8 +112,8 @@ def _bound_origin(doc: dict) -> list[str]:
     if not best > 0:
         return []
     for a in doc["attacks"]:
-        if a.get("kind") == "per-round" and doc["claim"].get("per_round_epsilon") is not None:
-            continue            # ε_t is compared with the per-round claim, not the total
+        if a.get("kind") == "per-round":
+            continue            # ε_t is a per-round quantity, never a bound on the total ε
         value = a.get("per_record_epsilon_lower_bound", a.get("epsilon_lower_bound"))
         try:
             if float(value) != best:
@@ -139,6 +139,9 @@ def _banner(doc: dict) -> dict:
     lines = [f"ε lower bound {fmt(doc.get('epsilon_lower_bound'))} vs claimed "
              f"{_claim_text(claim)} (scope {claim.get('scope', '?')})"]
     lines += _bound_origin(doc)
+    for reason in doc.get("white_box_refused") or []:
+        lines.append(f"White-box modes were not used ({reason}); the verdict rests on the "
+                     f"black-box audit.")
     if violation:
         for a in viol:
             cmp = a.get("claim_compared") or {}
@@ -195,6 +198,35 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     kv += [(f"param {k}", fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
             else str(v)) for k, v in params.items()]
     B.append(("kv", kv))
+
+    # -- declaration checks (white-box evidence is used only when they pass)
+    checks = doc.get("declaration_checks") or []
+    if checks:
+        B.append(("h", 2, "Declaration checks"))
+        B.append(("p", "White-box evidence rests on what the algorithm declares about itself "
+                       "(its action probabilities, or the law of the noise on what it releases). "
+                       "Before any white-box mode is used, pilots on their own random streams "
+                       "check the declarations against what the code does; each check refuses a "
+                       "correct declaration with probability at most its stated false-refusal "
+                       "probability.", ""))
+        rows = []
+        for c in checks:
+            if not isinstance(c, dict):
+                continue
+            op = ">" if c.get("fails_when") == "above" else "<"
+            rows.append([str(c.get("check", "?")), str(c.get("scenario", "—")),
+                         fmt(c.get("statistic"), 3), f"fails when {op} {fmt(c.get('threshold'), 3)}",
+                         fmt(c.get("false_refusal_probability"), 3),
+                         str(c.get("outcome", "?")).upper()])
+        B.append(("table", ["check", "scenario", "statistic", "threshold",
+                            "false-refusal probability", "outcome"], rows))
+        bad = [c for c in checks if isinstance(c, dict) and c.get("outcome") == "fail"]
+        if bad:
+            B.append(("list", [f"{c.get('check')} on {c.get('scenario')}: {c.get('what')}. "
+                               f"What to change: {c.get('advice')}" for c in bad]))
+        for reason in doc.get("white_box_refused") or []:
+            B.append(("p", f"White-box modes were not used: {reason}. The black-box audit, "
+                           f"which needs no declaration, decides the verdict.", ""))
 
     # -- attack tables
     B.append(("h", 2, "Attacks"))
@@ -262,8 +294,10 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             d = a.get("details") or {}
             first = d.get("first_round_exceeding_claim")
             B.append(("p", f"History: {d.get('history', '?')}; T = {fmt(d.get('horizon'))}; "
-                           + (f"ε_t first exceeds the per-round claim at round {fmt(first)}."
-                              if first else "ε_t never exceeds the compared claim."), ""))
+                           + ("Information only: the claim has no per-round part to compare "
+                              "ε_t with." if a.get("verdict") == "information" else
+                              f"ε_t first exceeds the per-round claim at round {fmt(first)}."
+                              if first else "ε_t never exceeds the per-round claim."), ""))
         notes = [str(n) for n in (a.get("notes") or [])]
         if notes:
             B.append(("list", notes))

@@ -1,4 +1,4 @@
-"""White-box audits (SPEC §4): the exact privacy loss L(x) = ln P_ℓ(x) − ln P_ℓ′(x)
+"""White-box audits: the exact privacy loss L(x) = ln P_ℓ(x) − ln P_ℓ′(x)
 of outputs x, computed by replaying both runs along x.
 
 Two scopes:

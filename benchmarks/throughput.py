@@ -1,6 +1,6 @@
 """Simulation throughput (run-rounds per second) of every registered
 algorithm, on one core and with joblib workers, next to the compiled C EXP3
-loop of ../shared/bench/exp3_ref.c when it can be built (SPEC §7).
+loop ``benchmarks/exp3_ref.c`` when gcc is there to build it.
 
     python benchmarks/throughput.py [--runs 100000] [--horizon 1000] [--jobs 2]
 """
@@ -35,7 +35,7 @@ def measure(alg, runs, jobs):
 
 
 def c_reference(runs, horizon):
-    src = Path(__file__).resolve().parents[2] / "shared" / "bench" / "exp3_ref.c"
+    src = Path(__file__).resolve().parent / "exp3_ref.c"
     if not src.exists() or shutil.which("gcc") is None:
         return None
     exe = Path(tempfile.mkdtemp()) / "exp3_ref"

@@ -1,4 +1,4 @@
-"""Tightness of the canary audit (SPEC §7): ε_lb/ε for a correct Algorithm 1
+"""Tightness of the canary audit: ε_lb/ε for a correct Algorithm 1
 at ε = 1 with 10⁶ runs per side and at ε = 0.1 with 10⁷ runs per side, at 95%
 confidence, with wall time.  The best published black-box tester reaches
 0.968·ε at ε = 0.1 with 2·10⁸ samples per side at 90% confidence.

@@ -38,7 +38,7 @@ class RefEXP3:
 
 
 class RefHTINF:
-    """HTINF, α = 2, as SPEC §1 describes it; the FTRL step solved by plain
+    """HTINF, α = 2, as algorithms/private_bandits/htinf.py describes it; the FTRL step solved by plain
     bisection (a different numerical method from the vectorised Newton)."""
 
     THETA = 1 - 2 ** (-1 / 3)

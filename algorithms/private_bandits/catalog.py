@@ -37,7 +37,7 @@ def make_exp3(T, K=2, N=None, epsilon=None, delta=0.0, eta=None, gamma=None) -> 
 
     Defaults η = γ = min(1, 100/T): the App. G.1 / Figure 1 setting
     (γ = η, T = 100/η), where the per-round privacy loss visibly diverges.
-    Registered claim (SPEC §2): per round ε_t = 2ηK/γ — what the exponential
+    Registered claim: per round ε_t = 2ηK/γ — what the exponential
     weights analysis gives if the importance weights were public (losses ≤ 1,
     estimates ≤ K/γ) — and εT = 2ηKT/γ over T rounds by basic composition.
     """
@@ -49,7 +49,7 @@ def make_exp3(T, K=2, N=None, epsilon=None, delta=0.0, eta=None, gamma=None) -> 
     gamma = _unit_interval("gamma", eta if gamma is None else gamma)
     per_round = 2.0 * eta * K / gamma
     claim = Claim(per_round * T, 0.0, "actions",
-                  "SPEC §2: exponential-weights analysis with public importance weights "
+                  "exponential-weights analysis with public importance weights "
                   "(ε_t = 2ηK/γ, basic composition); no proof exists — App. G.1",
                   per_round_epsilon=per_round)
     return Algorithm("exp3", exp3_learner(K, eta, gamma), claim, T, K,

@@ -16,7 +16,7 @@ def ftpl_learner(K: int, eta: float, M: int) -> Learner:
     resampling must re-draw the *same* rule as line 5 (argmin) or the estimate
     is not of 1/P(I_t).  When no redraw matches within M, Neu & Bartók set
     M_t = M (the box initialises M_t = 0); we follow Neu & Bartók, whose
-    estimate is biased by the factor 1 − (1 − p)^M, as SPEC §1 states.
+    estimate is biased by the factor 1 − (1 − p)^M, as in Neu & Bartók's geometric resampling.
     """
     scale = 1.0 / eta
 

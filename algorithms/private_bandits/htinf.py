@@ -1,6 +1,6 @@
 """HTINF (Huang et al. 2022) with α = 2: the base learner of Corollary 3.2.
 
-The paper only cites it; SPEC §1 spells out the update used here:
+The paper only cites it (Huang et al. 2022); the update used here:
 FTRL with the ½-Tsallis regulariser −2Σ√x_i, learning rate η_t = 1/(σ√t),
 importance-weighted loss estimates, and a skip rule that feeds a loss as 0
 when |ℓ| > Θ·√x_{t,i}/η_t with Θ = 1 − 2^{−1/3}.

@@ -38,7 +38,7 @@ def make_tbe_lazy(T=1024, K=2, epsilon=1.0) -> Algorithm:
                   "each loss in one window)")
     return Algorithm("tbe-lazy", lazy_learner(K, 2.0 / epsilon), claim, T, K,
                      {"noise_scale": 2.0 / epsilon}, default_attacks=LAZY_ATTACKS,
-                     notes="argmin of noisy window losses (the box's argmax, SPEC §1)")
+                     notes="argmin of noisy window losses (the box writes argmax; the proof means the best expert)")
 
 
 def make_tbe_lazy_mutant(T=1024, K=2, epsilon=1.0) -> Algorithm:

@@ -4,7 +4,7 @@ at rounds t = 2^ℓ, by report-noisy-max over the window [t/2, t − 1].
 
 The box writes ``argmax_j Σ ℓ_i(j) + Z_t(j)`` over *losses*; the intent (the
 proof of Lemma A.2 compares with j* = argmin E[ℓ(j)]) is the lowest-loss
-expert, so we play ``argmin_j Σ ℓ_i(j) + Z_t(j)`` (SPEC §1).  Because Z is
+expert, so we play ``argmin_j Σ ℓ_i(j) + Z_t(j)``.  Because Z is
 symmetric this is report-noisy-max on the counts −Σ ℓ_i(j), which have the
 same sensitivity, so the privacy analysis (Lemma 2.3) is unchanged.
 """
