@@ -48,7 +48,7 @@ Rng = np.random.Generator
 
 class TranscriptModel(NamedTuple):
     """How a learner's releases to its inner learner are distributed, so the
-    transcript-scope privacy loss can be computed exactly (SPEC §4).
+    transcript-scope privacy loss can be computed exactly.
 
     * ``released(state)``: the values released this round, shape ``(runs,)`` or
       ``(runs, d)``, NaN where nothing was released.
@@ -92,15 +92,24 @@ class Learner(NamedTuple):
     feedback: str = "bandit"      # "bandit" | "full" (see module docstring)
     point: Optional[Callable[[State], np.ndarray]] = None
     incurred: Optional[Callable[[State, np.ndarray], np.ndarray]] = None
+    # State fields kept once for all runs on purpose (no runs axis) although
+    # they depend on the losses, e.g. full-information window sums that every
+    # run shares.  Dotted paths into nested states ("base.window").  A
+    # white-box replay keeps one state per side, so such a field is replayed
+    # correctly; the declaration checks refuse an undeclared one, and any
+    # shared field that depends on a run's own randomness.
+    shared: tuple = ()
 
 
 @dataclass(frozen=True)
 class Claim:
     """A privacy claim, as data: what is promised, about what, and by whom.
 
-    ``scope`` is one of ``actions``, ``transcript`` or ``per-round`` (SPEC §2).
+    ``scope`` is one of ``actions``, ``transcript`` or ``per-round``.
     ``per_round_epsilon`` is set when the claim is a composition of per-round
     guarantees (the EXP3 claim), so white-box audits can check each round.
+    Fields are checked on construction (ε ≥ 0 finite, 0 ≤ δ < 1, a known
+    scope); a ``ValueError`` names the field and what is allowed.
     """
 
     epsilon: float
@@ -109,30 +118,61 @@ class Claim:
     source: str
     per_round_epsilon: Optional[float] = None
 
+    SCOPES = ("actions", "transcript", "per-round")
+
+    def __post_init__(self):
+        def number(name, value):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+                raise ValueError(f"Claim.{name} must be a number, got {value!r}")
+            return float(value)
+
+        if self.scope not in self.SCOPES:
+            raise ValueError(f"Claim.scope must be one of {', '.join(self.SCOPES)}, "
+                             f"got {self.scope!r}")
+        eps = number("epsilon", self.epsilon)
+        if not (eps >= 0 and np.isfinite(eps)):
+            raise ValueError(f"Claim.epsilon must be a finite number >= 0, got {self.epsilon!r}")
+        delta = number("delta", self.delta)
+        # δ = 1 promises nothing; only group scaling may reach it (_vacuous).
+        if not (0 <= delta < 1 or (delta == 1 and getattr(self, "_allow_vacuous", False))):
+            raise ValueError(f"Claim.delta must be in [0, 1), got {self.delta!r}")
+        if self.per_round_epsilon is not None:
+            per = number("per_round_epsilon", self.per_round_epsilon)
+            if not (per >= 0 and np.isfinite(per)):
+                raise ValueError(f"Claim.per_round_epsilon must be None or a finite number "
+                                 f">= 0, got {self.per_round_epsilon!r}")
+        if not isinstance(self.source, str):
+            raise ValueError(f"Claim.source must be a string (paper, lemma), got "
+                             f"{self.source!r}")
+
     def scaled_for_group(self, k: int) -> "Claim":
         """Group privacy (Dwork & Roth Thm 2.2): k changed rounds give
-        (kε, k·e^{(k−1)ε}·δ)."""
+        (kε, k·e^{(k−1)ε}·δ), δ capped at 1 (a vacuous claim)."""
         if k == 1:
             return self
         eps = k * self.epsilon
         delta = min(1.0, k * np.exp((k - 1) * self.epsilon) * self.delta) if self.delta else 0.0
-        return Claim(eps, float(delta), self.scope,
-                     f"{self.source}; scaled by group privacy for {k} changed rounds")
+        source = f"{self.source}; scaled by group privacy for {k} changed rounds"
+        if delta >= 1.0:
+            return _VacuousClaim(eps, 1.0, self.scope, source)
+        return Claim(eps, float(delta), self.scope, source)
 
     @staticmethod
     def override(base: Optional["Claim"], epsilon: Optional[float], delta: Optional[float],
-                 source: str) -> Optional["Claim"]:
-        """The claim to audit against when a user overrides ε and/or δ: the
-        unset one comes from ``base`` (the algorithm's own claim); None when
-        neither is set."""
-        if epsilon is None and delta is None:
+                 source: str, per_round_epsilon: Optional[float] = None) -> Optional["Claim"]:
+        """The claim to audit against when a user overrides ε, δ and/or the
+        per-round ε_t: what is not set comes from ``base`` (the algorithm's
+        own claim, including its per-round ε_t); None when nothing is set."""
+        if epsilon is None and delta is None and per_round_epsilon is None:
             return None
         if epsilon is None and base is None:
             raise ValueError("a claim override needs an epsilon (--claim-epsilon, claim_epsilon) "
                              "for an algorithm that declares no claim")
         return Claim(base.epsilon if epsilon is None else epsilon,
                      (base.delta if base else 0.0) if delta is None else delta,
-                     base.scope if base else "actions", source)
+                     base.scope if base else "actions", source,
+                     (base.per_round_epsilon if base else None) if per_round_epsilon is None
+                     else per_round_epsilon)
 
     def as_dict(self) -> dict:
         d = {"epsilon": self.epsilon, "delta": self.delta, "scope": self.scope,
@@ -140,6 +180,14 @@ class Claim:
         if self.per_round_epsilon is not None:
             d["per_round_epsilon"] = self.per_round_epsilon
         return d
+
+
+@dataclass(frozen=True)
+class _VacuousClaim(Claim):
+    """A claim whose δ reached 1 by group scaling: it promises nothing, and is
+    the only claim allowed δ = 1."""
+
+    _allow_vacuous = True
 
 
 @dataclass

@@ -2,11 +2,13 @@
 
 Every place the tool calls a learner's functions (``init``, ``act``,
 ``feed``, ``probs``, ``commit``, ``point``, ``incurred``, a transcript
-model's functions) does it inside ``user_call(name, round)``.  Any exception
+model's functions, a user's factory) does it inside ``user_call(name,
+round)``, or (the simulation's hot loop) inside one equivalent try/except.  Any exception
 that escapes the learner becomes a ``UserCodeError`` naming the function and
 the round, so the command line can print one line: exit 2 for a user's
 algorithm (it broke the interface or raised), exit 3 for a built-in one (a
-bug of this tool).  Imports nothing from the rest of the project.
+bug of this tool).  The interface contract checks (``audit.contract``) raise
+it too.  Imports nothing from the rest of the project.
 """
 from __future__ import annotations
 
@@ -26,14 +28,17 @@ class UserCodeError(Exception):
         self.function, self.round, self.detail = function, round, detail
 
     def __str__(self) -> str:
+        # "act() at round 3 raised ValueError: boom", or for a broken
+        # contract "act() at round 1: must return (state, actions), got list".
         where = f" at round {self.round}" if self.round is not None else ""
-        return f"{self.function}(){where}: {self.detail}"
+        sep = " " if self.detail.startswith("raised ") else ": "
+        return f"{self.function}(){where}{sep}{self.detail}"
 
 
 @contextmanager
 def user_call(function: str, round: Optional[int] = None):
     """Run a call into an algorithm's code; an exception it raises becomes a
-    ``UserCodeError`` ("act() at round 3: raised ValueError: …")."""
+    ``UserCodeError`` ("act() at round 3 raised ValueError: …")."""
     try:
         yield
     except (UserCodeError, KeyboardInterrupt, MemoryError):

@@ -3,10 +3,19 @@
 A suite lives in ``audit.toml`` (``[[audit]]`` tables) or in ``pyproject.toml``
 under ``[tool.audit]`` (``[[tool.audit.audit]]``).  Top-level keys:
 ``alpha`` (family-wise false-alarm probability, default 0.05, split evenly
-across the entries by Bonferroni), ``trials``, ``seed``, ``jobs``.
+across the entries by Bonferroni), ``trials``, ``seed``, ``jobs``.  Every key
+and value is checked before anything runs (``SuiteError``: one line naming
+the file, the entry and the key, and what is allowed).
+
+Each entry's outcome is ok, FAIL (its expectation was not met) or ERROR (its
+audit raised: bad input, a user's algorithm that raised or broke the
+interface, or an internal error of the tool); an error does not stop the
+other entries.  ``audit.commands.cmd_check`` turns the outcomes into the
+exit code.
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 import tomllib
@@ -14,12 +23,14 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Optional
 
-from algorithms import build
+from algorithms import REGISTRY, build
 from algorithms.core import Claim
+from algorithms.errors import UserCodeError
 
 SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
-              "claim_epsilon", "claim_delta", "trials", "attacks", "modes", "seed", "expect"}
+              "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
+              "modes", "seed", "expect"}
 
 
 class SuiteError(ValueError):
@@ -35,20 +46,35 @@ class Entry:
 
 @dataclass
 class Outcome:
+    """What one entry's audit gave: a ``result``, or an ``error`` (one line)
+    with its ``error_type`` (the exception's class) and ``error_kind``:
+    "input" (bad input or a user's algorithm) or "internal" (this tool)."""
+
     entry: Entry
     result: object
     seconds: float
+    error: Optional[str] = None
+    error_type: Optional[str] = None
+    error_kind: Optional[str] = None
+    command: Optional[str] = None
 
     @property
     def verdict(self) -> str:
-        return self.result.verdict
+        return "error" if self.result is None else self.result.verdict
 
     @property
     def ok(self) -> bool:
-        return self.verdict == self.entry.expect
+        return self.error is None and self.verdict == self.entry.expect
+
+    @property
+    def failed(self) -> bool:
+        """The audit ran and its expectation was not met."""
+        return self.error is None and not self.ok
 
     @property
     def message(self) -> str:
+        if self.error is not None:
+            return f"ERROR: {self.error}"
         if self.ok:
             return "as expected"
         if self.verdict == "violation":
@@ -79,16 +105,71 @@ def find_config(path: Optional[str]) -> tuple[str, dict]:
                      "or pass --config FILE")
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _check_value(where: str, key: str, value) -> None:
+    """One key of the suite or of an entry: its type and range."""
+    def bad(allowed):
+        raise SuiteError(f"{where}: key {key!r} must be {allowed}, got {value!r}")
+
+    if key in ("trials", "jobs", "horizon", "arms", "experts"):
+        if not _is_int(value) or value < 1:
+            bad("a positive integer")
+    elif key == "seed":
+        if not _is_int(value) or value < 0:
+            bad("a non-negative integer")
+    elif key == "alpha":
+        if not _is_number(value) or not 0 < value < 1:
+            bad("a number in (0, 1)")
+    elif key in ("epsilon", "claim_epsilon", "claim_per_round_epsilon"):
+        if not _is_number(value) or value <= 0:
+            bad("a finite number > 0")
+    elif key in ("delta", "claim_delta"):
+        if not _is_number(value) or not 0 <= value < 1:
+            bad("a number in [0, 1)")
+    elif key in ("name", "algorithm"):
+        if not isinstance(value, str) or not value:
+            bad("a non-empty string")
+    elif key == "expect":
+        if value not in ("consistent", "violation"):
+            bad('"consistent" or "violation"')
+    elif key == "params":
+        if not isinstance(value, dict):
+            bad("a table (params = { name = value })")
+        for k, v in value.items():
+            if not (_is_number(v) or isinstance(v, (str, bool))):
+                raise SuiteError(f"{where}: params.{k} must be a number, a string or a "
+                                 f"boolean, got {v!r}")
+    elif key in ("attacks", "modes"):
+        from attacks import ATTACKS
+        from .engine import MODES
+        known = list(ATTACKS) if key == "attacks" else list(MODES)
+        if not (isinstance(value, list) and value and all(isinstance(x, str) for x in value)):
+            bad(f"a non-empty array of strings (omit the key for the default) from: "
+                f"{', '.join(known)}")
+        for x in value:
+            if x not in known:
+                raise SuiteError(f"{where}: key {key!r}: unknown {key[:-1]} {x!r}; choose from: "
+                                 f"{', '.join(known)}")
+
+
 def parse_suite(path: str, doc: dict) -> tuple[dict, list[Entry]]:
     for key in doc:
         if key not in SUITE_KEYS:
             raise SuiteError(f"{path}: unknown key {key!r} (allowed: {', '.join(sorted(SUITE_KEYS))})")
+        if key != "audit":
+            _check_value(path, key, doc[key])
     entries = doc.get("audit")
     if not isinstance(entries, list) or not entries:
         raise SuiteError(f"{path}: key 'audit' must be a non-empty array of tables ([[audit]])")
     alpha = doc.get("alpha", 0.05)
-    if not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise SuiteError(f"{path}: key 'alpha' must be a number in (0, 1), got {alpha!r}")
     out, seen = [], set()
     for i, e in enumerate(entries):
         where = f"{path}: audit[{i}]"
@@ -99,22 +180,22 @@ def parse_suite(path: str, doc: dict) -> tuple[dict, list[Entry]]:
                 raise SuiteError(f"{where}: unknown key {key!r} (allowed: {', '.join(sorted(ENTRY_KEYS))})")
         if "algorithm" not in e:
             raise SuiteError(f"{where}: key 'algorithm' is required")
+        for key, value in e.items():
+            _check_value(where, key, value)
         expect = e.get("expect", "consistent")
-        if expect not in ("consistent", "violation"):
-            raise SuiteError(f"{where}: key 'expect' must be \"consistent\" or \"violation\", got {expect!r}")
         name = e.get("name", e["algorithm"])
+        where = f"{path}: audit[{i}] ({name})"
         if name in seen:
             raise SuiteError(f"{where}: duplicate name {name!r} (set key 'name')")
         seen.add(name)
-        if "params" in e and not isinstance(e["params"], dict):
-            raise SuiteError(f"{where}: key 'params' must be a table")
-        for key in ("attacks", "modes"):
-            if key in e and not (isinstance(e[key], list) and all(isinstance(x, str) for x in e[key])):
-                raise SuiteError(f"{where}: key {key!r} must be an array of strings")
         try:
-            _build(e)
-        except ValueError as exc:
-            raise SuiteError(f"{where}: {exc}") from None
+            _claim(e, _build(e))
+        except (ValueError, UserCodeError) as exc:
+            msg = str(exc)
+            if msg.startswith(f"{name}: "):  # already in `where`
+                msg = msg[len(name) + 2:]
+            user = isinstance(exc, UserCodeError)
+            raise SuiteError(f"{where}: {'your ' if user else ''}{msg}") from None
         out.append(Entry(name, e, expect))
     settings = {"alpha": float(alpha), "trials": doc.get("trials", 100_000),
                 "seed": doc.get("seed", 0), "jobs": doc.get("jobs")}
@@ -124,41 +205,90 @@ def parse_suite(path: str, doc: dict) -> tuple[dict, list[Entry]]:
 def _build(spec: dict):
     return build(spec["algorithm"], horizon=spec.get("horizon"), arms=spec.get("arms"),
                  experts=spec.get("experts"), epsilon=spec.get("epsilon"),
-                 delta=spec.get("delta"), params=spec.get("params"))
+                 delta=spec.get("delta"), params=spec.get("params"),
+                 claim_epsilon=spec.get("claim_epsilon"), claim_delta=spec.get("claim_delta"),
+                 naming="suite")
 
 
 def _claim(spec: dict, alg) -> Optional[Claim]:
     return Claim.override(alg.claim, spec.get("claim_epsilon"), spec.get("claim_delta"),
-                          "suite claim override")
+                          "suite claim override", spec.get("claim_per_round_epsilon"))
+
+
+def scaled_trials(settings: dict, entries: list[Entry], scale: float) -> list[int]:
+    """Runs per side of every entry under ``--scale``; never fewer than 2 (half
+    select, half test), and never silently raised to 2."""
+    out = []
+    for i, e in enumerate(entries):
+        base = e.spec.get("trials", settings["trials"])
+        n = int(base * scale)
+        if n < 2:
+            raise SuiteError(f"--scale {scale:g}: audit[{i}] ({e.name}) would get {n} runs per "
+                             f"side ({base} x {scale:g}); every audit needs at least 2, so "
+                             f"--scale must be >= {2 / base:.3g} for this suite")
+        out.append(n)
+    return out
+
+
+def _error_outcome(e: Entry, exc: BaseException, seconds: float, command) -> Outcome:
+    """An entry whose audit raised: one line, and whose fault it is."""
+    from .cli import internal_error_line, one_line, user_function_in_traceback
+    algo = e.spec["algorithm"]
+    fn = None if isinstance(exc, (UserCodeError, ValueError)) else user_function_in_traceback(
+        exc, algo)
+    if isinstance(exc, UserCodeError) and algo not in REGISTRY:
+        line, kind = f"{algo}: your {one_line(exc)}", "input"
+    elif isinstance(exc, ValueError) and not isinstance(exc, UserCodeError):
+        line, kind = one_line(exc), "input"
+    elif fn is not None:
+        line, kind = f"{algo}: your {fn}() raised {type(exc).__name__}: {one_line(exc)}", "input"
+    else:
+        what = f"{e.spec['algorithm']} (built in)" if isinstance(exc, UserCodeError) else ""
+        line, kind = "internal error: " + internal_error_line(exc, what=what), "internal"
+    return Outcome(e, None, seconds, error=line, error_type=type(exc).__name__,
+                   error_kind=kind, command=command)
 
 
 def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.0,
               log=print, executor=None) -> list[Outcome]:
-    """Run every entry; with an ``executor`` that has a store, completed chunks
-    are kept (a rerun resumes) and every audit is recorded in the history
-    (source "check", under the entry's name)."""
+    """Run every entry; an entry whose audit raises becomes an error outcome
+    and the others still run.  With an ``executor`` that has a store,
+    completed chunks are kept (a rerun resumes) and every audit is recorded
+    in the history (source "check", under the entry's name)."""
     from .engine import attack_names, audit_algorithm, reproduce_command
     per_entry = settings["alpha"] / len(entries)
     confidence = 1.0 - per_entry
+    all_trials = scaled_trials(settings, entries, scale)
     outcomes = []
-    for e in entries:
+    for e, trials in zip(entries, all_trials):
         spec = e.spec
-        alg = _build(spec)
-        trials = max(2, int(spec.get("trials", settings["trials"]) * scale))
         seed = spec.get("seed", settings["seed"])
-        echo = {"--epsilon": spec.get("epsilon"), "--delta": spec.get("delta"),
-                "--horizon": spec.get("horizon"), "--arms": spec.get("arms"),
-                "--experts": spec.get("experts"),
-                "--param": list(spec.get("params", {}).items()) or None,
-                "--claim-epsilon": spec.get("claim_epsilon"), "--claim-delta": spec.get("claim_delta")}
-        attacks = attack_names(alg, spec.get("attacks"))
-        command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence, seed,
-                                    spec.get("modes"))
         start = time.perf_counter()
-        result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence, seed=seed,
-                                 jobs=jobs, claim=_claim(spec, alg), command=command,
-                                 modes=spec.get("modes"), executor=executor)
-        outcome = Outcome(e, result, time.perf_counter() - start)
+        command = None
+        try:
+            alg = _build(spec)
+            echo = {"--epsilon": spec.get("epsilon"), "--delta": spec.get("delta"),
+                    "--horizon": spec.get("horizon"), "--arms": spec.get("arms"),
+                    "--experts": spec.get("experts"),
+                    "--param": list(spec.get("params", {}).items()) or None,
+                    "--claim-epsilon": spec.get("claim_epsilon"),
+                    "--claim-delta": spec.get("claim_delta"),
+                    "--claim-per-round-epsilon": spec.get("claim_per_round_epsilon")}
+            attacks = attack_names(alg, spec.get("attacks"))
+            command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence,
+                                        seed, spec.get("modes"))
+            result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence,
+                                     seed=seed, jobs=jobs, claim=_claim(spec, alg),
+                                     command=command, modes=spec.get("modes"),
+                                     executor=executor)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported as this entry's error
+            outcome = _error_outcome(e, exc, time.perf_counter() - start, command)
+            outcomes.append(outcome)
+            log(f"  {e.name:24s} ERROR      {outcome.error}")
+            continue
+        outcome = Outcome(e, result, time.perf_counter() - start, command=command)
         if executor is not None and executor.store is not None:
             executor.store.record_audit(result, result.fingerprint, source="check", name=e.name)
         outcomes.append(outcome)
@@ -170,6 +300,10 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
 def table(outcomes: list[Outcome], settings: dict) -> str:
     rows = [("audit", "claim", "ε_lb", "verdict", "expected", "outcome", "time")]
     for o in outcomes:
+        if o.result is None:
+            rows.append((o.entry.name, "-", "-", "ERROR", o.entry.expect, "ERROR",
+                         f"{o.seconds:.1f}s"))
+            continue
         c = o.result.claim
         claim = f"ε={c.epsilon:g}" + (f",δ={c.delta:g}" if c.delta else "")
         rows.append((o.entry.name, claim, f"{o.result.epsilon_lower_bound:.4g}", o.verdict,
@@ -181,21 +315,29 @@ def table(outcomes: list[Outcome], settings: dict) -> str:
     lines.append(f"family-wise false-alarm probability ≤ {settings['alpha']:g} "
                  f"({settings['alpha'] / n:.3g} per audit, Bonferroni over {n})")
     for o in outcomes:
-        if not o.ok:
+        if o.error is not None:
+            lines.append(f"ERROR {o.entry.name}: {o.error}"
+                         + (f"\n       reproduce: {o.command}" if o.command else ""))
+        elif not o.ok:
             lines.append(f"FAIL {o.entry.name}: {o.message}\n       reproduce: {o.result.command}")
     return "\n".join(lines)
 
 
 def write_junit(outcomes: list[Outcome], path: str) -> None:
     """One <testcase> per audit; a failure's text is the audit summary with the
-    command that reproduces it."""
+    command that reproduces it; an entry whose audit raised gets an <error>
+    (message: the one-line reason, type: the exception's class)."""
     suite = ET.Element("testsuite", name="privacy-audit", tests=str(len(outcomes)),
-                       failures=str(sum(not o.ok for o in outcomes)), errors="0",
+                       failures=str(sum(o.failed for o in outcomes)),
+                       errors=str(sum(o.error is not None for o in outcomes)),
                        time=f"{sum(o.seconds for o in outcomes):.3f}")
     for o in outcomes:
         case = ET.SubElement(suite, "testcase", classname="audit", name=o.entry.name,
                              time=f"{o.seconds:.3f}")
-        if not o.ok:
+        if o.error is not None:
+            error = ET.SubElement(case, "error", message=o.error, type=o.error_type)
+            error.text = o.error + (f"\nreproduce: {o.command}" if o.command else "")
+        elif not o.ok:
             failure = ET.SubElement(case, "failure", message=o.message, type=o.verdict)
             failure.text = o.result.summary()
         else:

@@ -1,9 +1,12 @@
-"""``audit run``."""
+"""The ``audit`` subcommands ``run``, ``check``, ``report``, ``gallery`` and
+``history``: their parsers and handlers, and the executor (local processes or
+a Dask cluster, with or without the store) they run on.  Exit codes as in
+``audit.cli``."""
 from __future__ import annotations
 
 from algorithms.core import Claim
 
-EXIT_OK, EXIT_VIOLATION = 0, 1
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def add_run_parser(sub, add_algorithm_options, number, positive_int):
@@ -12,11 +15,15 @@ def add_run_parser(sub, add_algorithm_options, number, positive_int):
     p.add_argument("--claim-epsilon", type=number("--claim-epsilon", lo=0))
     p.add_argument("--claim-delta", type=number("--claim-delta", lo=0, hi=1, lo_open=False,
                                                 hi_open=True))
+    p.add_argument("--claim-per-round-epsilon", type=number("--claim-per-round-epsilon", lo=0),
+                   metavar="E", help="audit against this per-round ε_t (default: the "
+                                     "algorithm's own, if it declares one)")
     p.add_argument("--trials", type=positive_int("--trials"), default=200_000,
                    help="runs per side of every neighbouring pair")
     p.add_argument("--attack", action="append", metavar="NAME")
-    p.add_argument("--confidence", type=number("--confidence", lo=0, hi=1, hi_open=True),
-                   default=0.95)
+    p.add_argument("--confidence", type=number("--confidence", lo=0.5, hi=1, lo_open=False,
+                                               hi_open=True), default=0.95,
+                   help="confidence level C, 0.5 <= C < 1 (default 0.95)")
     p.add_argument("--mode", action="append", metavar="MODE",
                    help="black-box, per-round, search or pld (repeatable); default: all that apply")
     p.add_argument("--report", metavar="DIR")
@@ -96,27 +103,28 @@ def _resume_note(result, store) -> str:
 
 
 def check_output_dir(path: str, flag: str) -> None:
-    """Refuse an unusable output folder before any work is done."""
-    import os
-    parent = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"{flag}: {path} exists and is not a directory")
-    if not os.path.isdir(parent):
-        raise ValueError(f"{flag}: parent directory {parent} does not exist")
+    """Refuse an output folder that cannot be written before any work is done
+    (it may not exist yet; its parent must)."""
+    from .cli import check_writable
+    check_writable(path, flag, directory=True)
 
 
 def cmd_run(args):
-    from .cli import _build_algorithm, write_json_atomic
+    from .cli import _build_algorithm, check_writable, write_json_atomic
     from .engine import attack_names, audit_algorithm, reproduce_command
 
     if args.report:
         check_output_dir(args.report, "--report")
+    if args.json:
+        check_writable(args.json, "--json")
     alg = _build_algorithm(args)
     claim = Claim.override(alg.claim, args.claim_epsilon, args.claim_delta,
-                           "user-supplied claim (--claim-epsilon/--claim-delta)")
+                           "user-supplied claim (--claim-epsilon/--claim-delta/"
+                           "--claim-per-round-epsilon)", args.claim_per_round_epsilon)
     echo = {"--epsilon": args.epsilon, "--delta": args.delta, "--horizon": args.horizon,
             "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
-            "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta}
+            "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
+            "--claim-per-round-epsilon": args.claim_per_round_epsilon}
     command = reproduce_command(args.algorithm, echo, attack_names(alg, args.attack),
                                 args.trials, args.confidence,
                                 args.seed, args.mode)
@@ -150,14 +158,14 @@ def cmd_run(args):
     return EXIT_VIOLATION if result.violation else EXIT_OK
 
 
-def add_report_parsers(sub, positive_int):
+def add_report_parsers(sub, positive_int, nonnegative_int):
     p = sub.add_parser("report", help="re-render a report from a saved result document")
     p.add_argument("result", metavar="RESULT.json")
     p.add_argument("--out", required=True, metavar="DIR")
     g = sub.add_parser("gallery", help="regenerate reports/ for every built-in algorithm")
     g.add_argument("--out", default="reports", metavar="DIR")
     g.add_argument("--trials", type=positive_int("--trials"), default=200_000)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=nonnegative_int("--seed"), default=0)
     g.add_argument("--jobs", type=positive_int("--jobs"), default=None)
 
 
@@ -169,7 +177,8 @@ def add_check_parser(sub, positive_int, number):
     p.add_argument("--report", metavar="DIR")
     p.add_argument("--jobs", type=positive_int("--jobs"), default=None)
     p.add_argument("--scale", type=number("--scale", lo=0), default=1.0,
-                   help="multiply every budget (e.g. 0.1 for a fast local run)")
+                   help="multiply every budget (e.g. 0.1 for a fast local run); every audit "
+                        "must keep at least 2 runs per side")
     add_execution_options(p)
 
 
@@ -220,14 +229,19 @@ def cmd_history(args):
 
 
 def cmd_check(args):
+    """Exit 1 if an expectation was not met, else 3 if an audit hit an error of
+    the tool, else 2 if one hit bad input or a user's algorithm that raised or
+    broke the interface, else 0."""
     import os
-    from .check import find_config, parse_suite, run_suite, table, write_junit
+    from .check import find_config, parse_suite, run_suite, scaled_trials, table, write_junit
+    from .cli import check_writable
     path, doc = find_config(args.config)
     settings, entries = parse_suite(path, doc)
-    for flag, out in (("--junit", args.junit), ("--report", args.report)):
-        if out:
-            check_output_dir(out if flag == "--report" else os.path.dirname(os.path.abspath(out)),
-                             flag)
+    scaled_trials(settings, entries, args.scale)
+    if args.junit:
+        check_writable(args.junit, "--junit")
+    if args.report:
+        check_output_dir(args.report, "--report")
     jobs = args.jobs or settings.get("jobs") or os.cpu_count() or 1
     print(f"audit check: {len(entries)} audit(s) from {path}")
     with execution(args, jobs) as ex:
@@ -241,12 +255,22 @@ def cmd_check(args):
         lines = ["# Audit suite", "", "| audit | verdict | expected | outcome | report |",
                  "|---|---|---|---|---|"]
         for o in outcomes:
+            if o.result is None:
+                lines.append(f"| {o.entry.name} | error | {o.entry.expect} | ERROR: "
+                             f"{o.error.replace('|', '/')} | |")
+                continue
             write_report(o.result.as_dict(), os.path.join(args.report, o.entry.name))
             lines.append(f"| {o.entry.name} | {o.verdict} | {o.entry.expect} | "
                          f"{'ok' if o.ok else 'FAIL'} | [report]({o.entry.name}/report.html) |")
         with open(os.path.join(args.report, "index.md"), "w") as fh:
             fh.write("\n".join(lines) + "\n")
-    return EXIT_OK if all(o.ok for o in outcomes) else EXIT_VIOLATION
+    if any(o.failed for o in outcomes):
+        return EXIT_VIOLATION
+    if any(o.error_kind == "internal" for o in outcomes):
+        return EXIT_INTERNAL
+    if any(o.error is not None for o in outcomes):
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def load_result(path: str) -> dict:

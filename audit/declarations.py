@@ -54,12 +54,12 @@ from scipy import stats
 
 from algorithms.errors import UserCodeError, user_call
 from .simulate import simulate
-from .whitebox import TINY_LOG, replay_both, scope_of
+from .whitebox import FLOAT_TOL, TINY_LOG, replay_both, scope_of
 
 FALSE_REFUSAL = 1e-6
 PILOT_STREAM = 57025
 # Deterministic comparisons allow floating-point noise only.
-TOL = 1e-9
+TOL = FLOAT_TOL
 # Pilot sizes: runs, and run-rounds at most (a pilot is a small fraction of an audit).
 PILOT_RUNS = 2000
 PILOT_WORK = 2_000_000

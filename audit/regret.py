@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from typing import Optional
 
 import numpy as np
 from scipy import stats
@@ -16,7 +17,7 @@ from .simulate import run_chunks, simulate
 class RegretResult:
     algorithm: str
     params: dict
-    claim: dict
+    claim: Optional[dict]         # None for an algorithm that declares no claim
     instance: str
     horizon: int
     runs: int
@@ -35,9 +36,13 @@ class RegretResult:
     def __str__(self) -> str:
         lo, hi = self.regret_ci
         c = self.claim
-        delta = f", δ = {c['delta']:g}" if c["delta"] else ""
+        if c is None:
+            claim = "none declared"
+        else:
+            delta = f", δ = {c['delta']:g}" if c["delta"] else ""
+            claim = f"ε = {c['epsilon']:g}{delta} ({c['scope']}) — {c['source']}"
         return (f"{self.algorithm} on '{self.instance}' (T = {self.horizon}, {self.runs} runs)\n"
-                f"  claim:  ε = {c['epsilon']:g}{delta} ({c['scope']}) — {c['source']}\n"
+                f"  claim:  {claim}\n"
                 f"  regret: {self.regret_mean:.1f}  ({self.confidence:.0%} CI {lo:.1f} … {hi:.1f})"
                 f"  = {self.regret_mean / self.horizon:.4f} per round\n"
                 f"  speed:  {self.run_rounds_per_second / 1e6:.2f} M run-rounds/s with {self.jobs} job(s)")
@@ -73,7 +78,7 @@ def estimate_regret(alg: Algorithm, runs: int = 1000, instance: str = "gap", see
     var = max(s2 / runs - mean ** 2, 0.0) * runs / max(runs - 1, 1)
     half = stats.t.ppf(0.5 + confidence / 2, max(runs - 1, 1)) * np.sqrt(var / runs)
     best = inst.best_loss()
-    return RegretResult(alg.name, alg.params, alg.claim.as_dict(), instance, alg.horizon, runs,
+    return RegretResult(alg.name, alg.params, alg.claim.as_dict() if alg.claim else None, instance, alg.horizon, runs,
                         mean - best, (mean - best - half, mean - best + half), confidence,
                         runs * alg.horizon / elapsed, jobs, seed)
 

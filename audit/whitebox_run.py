@@ -11,7 +11,7 @@ import numpy as np
 
 from algorithms.core import Claim
 from .simulate import run_chunks, simulate
-from .whitebox import (LossDistribution, action_loss, per_round_curve, scope_of,
+from .whitebox import (LossDistribution, certified, action_loss, per_round_curve, scope_of,
                        search_worst_output, transcript_loss)
 
 WHITE_MODES = ("per-round", "search", "pld")
@@ -132,7 +132,7 @@ def _per_round(sc, alg, claim: Claim) -> WhiteBoxResult:
         notes = [f"along the history both sides' action distributions are replayed exactly; "
                  f"ε_t first exceeds {value:g} at round {first}" if first else
                  "ε_t stays below the per-round claim along this history"]
-        return WhiteBoxResult(sc.label, "per-round", "per-round", float(curve.epsilon_t[worst]),
+        return WhiteBoxResult(sc.label, "per-round", "per-round", certified(curve.epsilon_t[worst]),
                               value, "per-round claim ε_t", event, exact=True,
                               counts_toward_total=False, details=details, notes=notes)
     why = ("the claim has no per-round part" if claim.per_round_epsilon is None
@@ -140,7 +140,7 @@ def _per_round(sc, alg, claim: Claim) -> WhiteBoxResult:
     notes = [f"information only ({why}): ε_t is the log-ratio of the action distributions "
              f"at round t given one fixed history, a conditional ratio that can approach 2ε "
              f"for an ε-DP algorithm, so it is never compared with the total claim"]
-    return WhiteBoxResult(sc.label, "per-round", "per-round", float(curve.epsilon_t[worst]),
+    return WhiteBoxResult(sc.label, "per-round", "per-round", certified(curve.epsilon_t[worst]),
                           math.inf, "no per-round claim", event, exact=True,
                           counts_toward_total=False, details=details, notes=notes,
                           informational=True)
@@ -188,7 +188,8 @@ def _pld(sc, alg, claim: Claim, alpha, trials, seed, jobs, index, executor) -> W
         band = math.sqrt(math.log(1 / alpha) / (2 * L.size))  # one-sided DKW (Massart)
         per_dir[direction] = LossDistribution(L, alpha, band, scope)
     # Report the direction whose distribution gives the larger bound.
-    bounds = {d: p.epsilon_lower_bound(claim.delta) for d, p in per_dir.items()}
+    bounds = {d: max(0.0, certified(p.epsilon_lower_bound(claim.delta)))
+              for d, p in per_dir.items()}
     direction = max(bounds, key=lambda d: (bounds[d], float(per_dir[d].losses.max())))
     pld = per_dir[direction]
     L = pld.losses
@@ -196,10 +197,10 @@ def _pld(sc, alg, claim: Claim, alpha, trials, seed, jobs, index, executor) -> W
     top_dir = max(per_dir, key=lambda d: float(per_dir[d].losses.max()))
     top = float(per_dir[top_dir].losses.max())
     notes = []
-    if claim.delta == 0 and top > eps_lb:
+    if claim.delta == 0 and certified(top) > eps_lb:
         # Pure ε: every sampled output is an event of positive probability
         # whose exact loss ε must cover, so the largest one is a certificate.
-        eps_lb, exact = top, True
+        eps_lb, exact = certified(top), True
         notes.append(f"largest sampled exact loss {top:.6g} ({top_dir}): a certificate for "
                      f"pure ε-DP (ε ≥ {top:.6g}, no statistical error)")
     else:

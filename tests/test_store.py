@@ -179,7 +179,8 @@ def _interrupt_then_resume(tmp_path, sig):
     _, err = p.communicate(timeout=60)
     assert not os.path.exists(out)
     kept = _chunk_rows(store)
-    total = 2 * 60 + 120    # 60 chunks per side; the loss distribution: 120 chunks of 5000
+    # 60 chunks per side; the loss distribution: 120 chunks of 5000 in each direction
+    total = 2 * 60 + 2 * 120
     assert 10 <= kept < total
     p = _cli(*RUN, "--store", store, "--json", out)
     stdout, err2 = p.communicate(timeout=300)
@@ -222,8 +223,8 @@ def test_concurrent_audits_share_one_store(tmp_path):
     with Store(store) as s:
         assert s.integrity() == "ok"
         assert len(s.history("private-exp3")) == 3
-        # two audits: 2 × (2 sides × 20 chunks + 40 loss-distribution chunks)
-        assert s.count_chunks() == 2 * (40 + 40)
+        # two audits: 2 × (2 sides × 20 chunks + 2 directions × 40 loss-distribution chunks)
+        assert s.count_chunks() == 2 * (40 + 80)
 
 
 def _hammer(path, worker, n):
