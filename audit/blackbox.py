@@ -3,8 +3,6 @@ pick an event on a selection half, bound its probabilities on the held-out
 half, and turn the bounds into a lower confidence bound on ε."""
 from __future__ import annotations
 
-import sys
-import time
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -79,31 +77,6 @@ class ScenarioResult:
         return out
 
 
-class Progress:
-    """A one-line progress bar on stderr, shown only on a terminal and only
-    once a run has taken more than a couple of seconds."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done, self.start = total, 0, time.perf_counter()
-        self.enabled = enabled and sys.stderr.isatty()
-        self.shown = False
-
-    def advance(self, n: int, label: str) -> None:
-        self.done += n
-        if not self.enabled or time.perf_counter() - self.start < 2.0:
-            return
-        frac = self.done / self.total
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r{label[:28]:28s} [{bar:30s}] {frac:6.1%}")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 72 + "\r")
-            sys.stderr.flush()
-
-
 def _count_task(scenario, losses):
     events = scenario.events
     wanted = tuple(getattr(events, "point_rounds", ()))
@@ -141,7 +114,8 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
 
 def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed: int,
                   jobs: int = 1, show_progress: bool = False,
-                  alpha: Optional[float] = None, executor=None) -> list[ScenarioResult]:
+                  alpha: Optional[float] = None, executor=None,
+                  progress=None) -> list[ScenarioResult]:
     """Every (scenario, side) gets its own stream family
     ``SeedSequence([seed, scenario index, side])`` cut into fixed chunks, so the
     counts are the same for any number of workers.
@@ -153,26 +127,30 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
 
     ``executor`` (``audit.simulate.Executor``) says where chunks run and
     whether completed chunks are kept; its fingerprint covers the scenario
-    list, so the stream key ``[seed, i, side]`` names a chunk family."""
+    list, so the stream key ``[seed, i, side]`` names a chunk family.
+
+    ``progress`` (an ``audit.progress.Reporter``; default: a bar or lines on
+    stderr if ``show_progress``, else the one in effect) gets one phase per
+    pair; it only counts finished runs."""
+    from .progress import Reporter, active
     if alpha is None:
         alpha = (1.0 - confidence) / (len(scenarios) * 2 * 2)
-    progress = Progress(2 * trials * len(scenarios), show_progress)
+    if progress is None:
+        progress = Reporter() if show_progress else active()
     results = []
     for i, sc in enumerate(scenarios):
         sc.check()
         sides = []
-        for side, losses in enumerate((sc.losses_a, sc.losses_b)):
-            last = [0]
-
-            def tick(done, last=last, label=sc.label):
-                progress.advance(done - last[0], label)
-                last[0] = done
-
-            parts = run_chunks(_count_task(sc, losses), trials, [seed, i, side], jobs=jobs,
-                               progress=tick, executor=executor, tag="black-box")
-            sel = np.sum([p[0] for p in parts], axis=0)
-            hold = np.sum([p[2] for p in parts], axis=0)
-            sides.append((sel, sum(p[1] for p in parts), hold, sum(p[3] for p in parts), parts))
+        with progress.phase(f"black-box {sc.label}", 2 * trials) as phase:
+            for side, losses in enumerate((sc.losses_a, sc.losses_b)):
+                base = side * trials
+                parts = run_chunks(_count_task(sc, losses), trials, [seed, i, side], jobs=jobs,
+                                   progress=lambda done, base=base: phase.to(base + done),
+                                   executor=executor, tag="black-box")
+                sel = np.sum([p[0] for p in parts], axis=0)
+                hold = np.sum([p[2] for p in parts], axis=0)
+                sides.append((sel, sum(p[1] for p in parts), hold, sum(p[3] for p in parts),
+                              parts))
         (sa, n_sel, ha, n_hold, parts_a), (sb, n_sel_b, hb, n_hold_b, parts_b) = sides
         assert n_sel == n_sel_b and n_hold == n_hold_b
         scaled = claim.scaled_for_group(sc.group_size)
@@ -184,5 +162,4 @@ def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed:
             test=test, trials=trials, n_selection=n_sel, n_holdout=n_hold, alpha=alpha,
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, scaled.delta),
             pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve))
-    progress.close()
     return results

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -97,41 +98,67 @@ def _jobs(text):
 
 def _add_algorithm_options(p):
     p.add_argument("algorithm", metavar="ALGO",
-                   help="a registered name (see 'audit list') or package.module:attribute")
+                   help="a registered name (see 'audit list') or package.module:attribute "
+                        "(required)")
     p.add_argument("--epsilon", type=_number("--epsilon", lo=0), metavar="E",
                    help="the ε the algorithm is built with (its claim follows from it); a "
                         "user factory f(T, K, N, epsilon, delta, **params) gets --epsilon, else "
                         "(audit run) --claim-epsilon, else its own default for epsilon; with "
-                        "none of these it is an error")
+                        "none of these it is an error (default: the algorithm's own)")
     p.add_argument("--delta", type=_number("--delta", lo=0, hi=1, lo_open=False, hi_open=True),
                    metavar="D", help="the δ it is built with (a user factory gets --delta, else "
-                                     "(audit run) --claim-delta, else its default, else 0)")
-    p.add_argument("--horizon", type=_positive_int("--horizon"))
-    p.add_argument("--arms", type=_positive_int("--arms"))
-    p.add_argument("--experts", type=_positive_int("--experts"))
-    p.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--seed", type=_nonnegative_int("--seed"), default=0)
-    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1)
-    p.add_argument("--json", metavar="PATH")
+                                     "(audit run) --claim-delta, else its default, else 0) "
+                                     "(default: the algorithm's own)")
+    p.add_argument("--horizon", type=_positive_int("--horizon"), metavar="T",
+                   help="number of rounds T (default: the algorithm's own; 1000 for a user "
+                        "factory)")
+    p.add_argument("--arms", type=_positive_int("--arms"), metavar="K",
+                   help="number of arms K (default: the algorithm's own; 2 for a user factory)")
+    p.add_argument("--experts", type=_positive_int("--experts"), metavar="N",
+                   help="number of experts N, for algorithms that take expert advice "
+                        "(default: the algorithm's own)")
+    p.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                   help="another parameter of the algorithm (repeatable) (default: none)")
+    p.add_argument("--seed", type=_nonnegative_int("--seed"), default=0,
+                   help="seed of every random stream (default: %(default)s)")
+    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes, -1 for one per CPU; results do not depend on it "
+                        "(default: %(default)s, the number of CPUs)")
+    p.add_argument("--json", metavar="PATH",
+                   help="also write the result document here (default: none)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     parser = _Parser(prog="audit", description="Empirical privacy auditor for online-learning "
                                                 "and bandit algorithms.")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-    sub.add_parser("list", help="registered algorithms and attacks")
+    parser.add_argument("--version", action="version", version=f"audit {__version__}",
+                        help="print the tool version and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    lp = sub.add_parser("list", help="registered algorithms and attacks",
+                        description="List the registered algorithms with their claims, default "
+                                    "attacks and the white-box modes that apply; with "
+                                    "--attacks, what each attack needs and which algorithms "
+                                    "it applies to.")
+    lp.add_argument("--attacks", action="store_true",
+                    help="list the attacks instead (default: off)")
 
-    r = sub.add_parser("regret", help="estimate expected regret on a named instance")
+    r = sub.add_parser("regret", help="estimate expected regret on a named instance",
+                       description="Estimate the expected regret of an algorithm on a named "
+                                   "loss instance, by simulation.")
     _add_algorithm_options(r)
-    r.add_argument("--runs", type=_positive_int("--runs"), default=1000)
-    r.add_argument("--instance", default="gap")
+    r.add_argument("--runs", type=_positive_int("--runs"), default=1000,
+                   help="independent runs to average over (default: %(default)s)")
+    r.add_argument("--instance", default="gap",
+                   help="the loss instance (default: %(default)s)")
 
     from .commands import (add_check_parser, add_history_parser, add_report_parsers,
-                           add_run_parser)
+                           add_run_parser, add_store_parser)
     add_run_parser(sub, _add_algorithm_options, _number, _positive_int)
     add_report_parsers(sub, _positive_int, _nonnegative_int)
     add_check_parser(sub, _positive_int, _number)
     add_history_parser(sub, _positive_int)
+    add_store_parser(sub, _nonnegative_int)
     return parser
 
 
@@ -186,21 +213,95 @@ def write_json_atomic(path: str, doc: dict, flag: str = "--json") -> None:
         raise UsageError(f"{flag}: cannot write {path} ({exc.strerror or exc})") from None
 
 
+def _table(rows, indent: str = "  ") -> list[str]:
+    """Rows of strings as lines with every column as wide as its widest cell
+    (the last column is not padded)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [(indent + "  ".join([v.ljust(w) for v, w in zip(row, widths)] + [row[-1]])).rstrip()
+            for row in rows]
+
+
+def white_box_modes(alg) -> list[str]:
+    """The white-box modes that apply to ``alg`` with its default attacks
+    (``audit.whitebox.scope_of``: "actions" → per-round if an attack gives a
+    history, search, pld; "transcript" → pld; else none)."""
+    from .whitebox_run import applicable_modes
+    found: list[str] = []
+    for name in alg.default_attacks:
+        attack = _attacks().get(name)
+        try:
+            scenarios = attack.scenarios(alg) if attack is not None else []
+        except ValueError:
+            continue
+        for sc in scenarios:
+            found += [m for m in applicable_modes(sc) if m not in found]
+    from .whitebox_run import WHITE_MODES
+    return [m for m in WHITE_MODES if m in found]
+
+
+def _attacks():
+    from attacks import ATTACKS
+    return ATTACKS
+
+
+def attack_applicability(attack, algorithms: dict) -> tuple[list[str], str]:
+    """(names of the algorithms ``attack`` applies to, what it needs): it
+    applies when ``attack.scenarios(alg)`` does not raise ValueError; what it
+    needs is the first refusal, without the part naming the algorithm."""
+    applies, need = [], ""
+    for name, alg in algorithms.items():
+        try:
+            attack.scenarios(alg)
+        except ValueError as exc:
+            if not need:
+                need = one_line(exc).split("; ")[0]
+                for prefix in (f"attack {attack.name} ", "attack ", "needs "):
+                    if need.startswith(prefix):
+                        need = need[len(prefix):]
+            continue
+        applies.append(name)
+    if len(applies) == len(algorithms):
+        need = "nothing special: applies to every registered algorithm"
+    return applies, need or "-"
+
+
 def cmd_list(args) -> int:
     from algorithms import REGISTRY, build
-    from attacks import ATTACKS
-    print("Algorithms (claim at the default parameters):")
+    from .whitebox import scope_of
+    ATTACKS = _attacks()
+    algorithms = {name: build(name) for name in REGISTRY}
+    if args.attacks:
+        print("Attacks (what each needs, and the registered algorithms it applies to):")
+        for name, attack in ATTACKS.items():
+            applies, need = attack_applicability(attack, algorithms)
+            wrap = textwrap.TextWrapper(width=100, initial_indent="    ",
+                                        subsequent_indent="      ", break_on_hyphens=False)
+            print(f"  {name}: {attack.summary}")
+            print(wrap.fill(f"needs: {need}"))
+            print(wrap.fill(f"applies to: {', '.join(applies) if applies else 'none registered'}"))
+        return EXIT_OK
+    rows = [("algorithm", "claim", "claim scope", "default attacks", "white-box modes", "summary")]
+    sources = []
     for name, entry in REGISTRY.items():
-        alg = build(name)
+        alg = algorithms[name]
         c = alg.claim
         eps = f"ε = {c.epsilon:g}" + (f", δ = {c.delta:g}" if c.delta else "")
         if c.per_round_epsilon is not None:
             eps += f" (ε_t = {c.per_round_epsilon:g} per round)"
-        print(f"  {name:22s} {eps:38s} scope {c.scope:10s} {entry.summary}")
-        print(f"  {'':22s} source: {c.source}")
-    print("\nAttacks:")
-    for name, attack in ATTACKS.items():
-        print(f"  {name:12s} {attack.summary}")
+        modes = white_box_modes(alg) if scope_of(alg) is not None else []
+        rows.append((name, eps, c.scope, ", ".join(alg.default_attacks) or "-",
+                     ", ".join(modes) or "-", entry.summary))
+        sources.append(c.source)
+    print("Algorithms (claim at the default parameters):")
+    lines = _table(rows)
+    width = max(len(r[0]) for r in rows)
+    print(lines[0])
+    for line, source in zip(lines[1:], sources):
+        print(line)
+        print(f"  {'':{width}s}  source: {source}")
+    print("\nAttacks ('audit list --attacks' says what each needs and where it applies):")
+    for line in _table([(name, attack.summary) for name, attack in ATTACKS.items()]):
+        print(line)
     return EXIT_OK
 
 
@@ -287,14 +388,18 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = None
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version
+            return exc.code if isinstance(exc.code, int) else EXIT_OK
         if args.command is None:
             raise UsageError("a command is required: list, run, check, history, regret, report, "
-                             "gallery")
+                             "gallery, store")
         from . import commands
         handler = {"list": cmd_list, "regret": cmd_regret, "run": commands.cmd_run,
                    "report": commands.cmd_report, "gallery": commands.cmd_gallery,
-                   "check": commands.cmd_check, "history": commands.cmd_history}[args.command]
+                   "check": commands.cmd_check, "history": commands.cmd_history,
+                   "store": commands.cmd_store}[args.command]
         return handler(args)
     except UserCodeError as exc:
         algo = getattr(args, "algorithm", None) if args is not None else None

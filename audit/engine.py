@@ -181,14 +181,19 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     trials: int = 200_000, confidence: float = 0.95, seed: int = 0,
                     jobs: int = 1, claim: Optional[Claim] = None, show_progress: bool = False,
                     command: Optional[str] = None, modes: Optional[Sequence[str]] = None,
-                    executor: Optional[Executor] = None) -> AuditResult:
+                    executor: Optional[Executor] = None, progress=None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
-    by this audit's fingerprint; the result is the same either way."""
+    by this audit's fingerprint; the result is the same either way.
+    ``progress`` (``audit.progress.Reporter``; default: one on stderr if
+    ``show_progress``, else the one in effect) reports every phase."""
+    from .progress import Reporter, active
+    if progress is None:
+        progress = Reporter() if show_progress else active()
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if trials < 2:
@@ -215,12 +220,15 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.
     checks, refused = [], {}
-    for i, (sc, ms) in enumerate(zip(scenarios, white)):
-        if ms and id(sc.algorithm) not in refused:
-            found = check_declarations(sc, seed, i)
-            checks += found
-            if failed(found):
-                refused[id(sc.algorithm)] = found
+    with progress.phase("declaration pilots", sum(map(bool, white)), "scenarios") as phase:
+        for i, (sc, ms) in enumerate(zip(scenarios, white)):
+            if ms and id(sc.algorithm) not in refused:
+                found = check_declarations(sc, seed, i)
+                checks += found
+                if failed(found):
+                    refused[id(sc.algorithm)] = found
+            if ms:
+                phase.update(1)
     white = [[] if id(sc.algorithm) in refused else ms for sc, ms in zip(scenarios, white)]
     black = scenarios if "black-box" in wanted else []
     if not black and not any(white):
@@ -243,11 +251,11 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     start = time.perf_counter()
     results = run_scenarios(black, claim, trials, confidence, seed, jobs=ex.jobs,
-                            show_progress=show_progress, alpha=alpha, executor=ex) if black else []
+                            alpha=alpha, executor=ex, progress=progress) if black else []
     for i, (sc, ms) in enumerate(zip(scenarios, white)):
         if ms:
             results += run_whitebox(sc, claim.scaled_for_group(sc.group_size), ms, alpha,
-                                    trials, seed, ex.jobs, i, executor=ex)
+                                    trials, seed, ex.jobs, i, executor=ex, progress=progress)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,

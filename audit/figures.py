@@ -117,6 +117,78 @@ def _short(text: str, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def eng(x, _pos=None) -> str:
+    """A tick label in engineering notation: 500, 20k, 100k, 1M, 2.5M."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if not math.isfinite(x):
+        return fmt(x)
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            v = x / scale
+            return (f"{v:.0f}" if abs(v - round(v)) < 1e-9 else f"{v:.3g}") + suffix
+    return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.3g}"
+
+
+def _count_axis(ax, values, max_ticks: int = 5) -> None:
+    """An x axis of counts (runs, rounds): log scale over a wide range, few ticks,
+    labels in engineering notation (20k, 100k, 1M) so they never collide."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+    v = np.asarray([x for x in _finite(values) if math.isfinite(x) and x > 0])
+    if v.size > 1 and v.max() / v.min() > 20:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        # keep at most max_ticks labelled ticks inside the data range
+        lo, hi = v.min(), v.max()
+        ticks = [t for t in (m * 10 ** e for e in range(int(math.floor(math.log10(lo))),
+                                                        int(math.ceil(math.log10(hi))) + 1)
+                             for m in (1, 2, 5)) if lo / 1.05 <= t <= hi * 1.05]
+        while len(ticks) > max_ticks:
+            ticks = ticks[::2]
+        if len(ticks) >= 2:
+            ax.set_xticks(ticks)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=max_ticks, integer=True, min_n_ticks=3))
+    ax.xaxis.set_major_formatter(FuncFormatter(eng))
+
+
+def _legend_below(ax, ncol: int = 2, **kw):
+    """A legend under the axes (below the x label), never over the data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    if max(len(str(t)) for t in labels) > 45:
+        ncol = 1                              # long labels side by side would be far too wide
+    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.24),
+                     ncol=min(ncol, len(handles)), frameon=False, **kw)
+
+
+def _legend_right(ax, **kw):
+    """A legend to the right of the axes, outside the plotting area."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    return ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                     frameon=False, **kw)
+
+
+def _round_axis(ax) -> None:
+    """Round numbers on a linear x axis in engineering notation (20k, 1M)."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    if ax.get_xscale() == "linear":
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+        ax.xaxis.set_major_formatter(FuncFormatter(eng))
+
+
+def _off_scale(ax, value, label, colour, style):
+    """A legend entry (an up-arrow marker) for a reference value above the plotted range."""
+    ax.plot([], [], color=colour, linestyle="none", marker="^", markersize=7,
+            label=f"{label} = {fmt(value)} (above the plotted range)")
+
+
 def _hline(ax, value, label, colour, style, scale_top=None):
     """A horizontal reference line, or a note in the corner when it lies far
     off the plotted range (e.g. a composed claim of 400,000 next to ε_lb ≈ 1)."""
@@ -163,7 +235,7 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
             notes.append((i, p, f"estimate {fmt(p)}\n{what}:\n{fmt(used)}", colour))
         ymax = min(1.0, max(tops + [1e-6]) * 1.3)
         for i, p, text, colour in notes:       # numerator's text to the left, denominator's right
-            y = min(max(p, 0.12 * ymax), 0.85 * ymax)
+            y = min(max(p, 0.22 * ymax), 0.8 * ymax)     # three lines of text stay inside
             ax.text(i - 0.24 if i == 0 else i + 0.24, y, text, va="center",
                     ha="right" if i == 0 else "left", fontsize=8, color=colour)
         ax.set_xticks([0, 1], [f"numerator\n(run on {num_side})", f"denominator\n(run on {den_side})"])
@@ -177,19 +249,35 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
             eps = _finite(curve["epsilon_lower_bound"])
             ax2.plot(runs, eps, marker="o", markersize=3.5, color=BLUE, linewidth=1.6,
                      label="ε lower bound")
-            top = float(np.nanmax(np.concatenate([eps, [1e-9]])))
-            shown = [top]
-            if _hline(ax2, claim_eps, "claimed ε", VERMILLION, "--", scale_top=max(top, maxdet or 0)):
-                shown.append(float(claim_eps))
-            if _hline(ax2, maxdet, "max detectable ε", GREY, ":", scale_top=max(top, claim_eps or 0)):
-                shown.append(float(maxdet))
-            ax2.set_ylim(0, max(shown) * 1.15 or 1)
-            if runs.size > 1 and runs.min() > 0 and runs.max() / runs.min() > 20:
-                ax2.set_xscale("log")
+            data_top = float(np.nanmax(np.concatenate([eps, [0.0]])))
+            # Scale to the data and the claim; a reference far above them (a
+            # composed claim of 400,000, or a max-detectable ε of 10 next to an
+            # ε_lb of 0.5) becomes a labelled off-scale entry instead of
+            # squashing the curve onto the floor.
+            refs = [(v, lab, col, sty) for v, lab, col, sty in
+                    ((claim_eps, "claimed ε", VERMILLION, "--"),
+                     (maxdet, "max detectable ε", GREY, ":"))
+                    if v is not None and math.isfinite(float(v))]
+            top = data_top
+            if claim_eps is not None and math.isfinite(float(claim_eps)) and (
+                    float(claim_eps) <= 5 * max(data_top, 0.2)):
+                top = max(top, float(claim_eps))
+            if top <= 0:   # nothing to scale to: the smallest reference, or 1
+                top = min([float(v) for v, *_ in refs] + [1.0]) if refs else 1.0
+            for v, lab, col, sty in refs:
+                v = float(v)
+                if v <= top * 1.35:
+                    top = max(top, v)
+                    ax2.axhline(v, color=col, linestyle=sty, linewidth=1.3,
+                                label=f"{lab} = {fmt(v)}")
+                else:
+                    _off_scale(ax2, v, lab, col, sty)
+            ax2.set_ylim(0, top * 1.15)
+            _count_axis(ax2, runs)
             ax2.set_xlabel("runs per side (selection + held-out halves)")
             ax2.set_ylabel("ε lower bound (nats)")
             ax2.set_title("ε lower bound vs budget")
-            ax2.legend(loc="center right", framealpha=0.9)
+            _legend_below(ax2, ncol=1)
         fig.suptitle(_short(f"{attack.get('scenario', attack.get('name', '?'))} (black-box): "
                             f"ε_lb = {fmt(attack.get('epsilon_lower_bound'))}", 90),
                      fontsize=10.5)
@@ -218,7 +306,7 @@ def per_round_figure(doc: dict, attack: dict, path: str) -> str:
             top.set_yscale("log")
         top.set_ylabel("probability of arm 2")
         top.set_title(_short(f"history: {d.get('history', '?')}", 90))
-        top.legend(loc="best", framealpha=0.9)
+        _legend_right(top)
         eps_t = d.get("epsilon_t") or []
         if eps_t:
             idx, y = thin(eps_t, keep="max")
@@ -233,7 +321,8 @@ def per_round_figure(doc: dict, attack: dict, path: str) -> str:
                         label=f"first round above the claim: {fmt(first)}")
         bot.set_xlabel("round t")
         bot.set_ylabel("per-round privacy loss ε_t (nats)")
-        bot.legend(loc="best", framealpha=0.9)
+        _round_axis(bot)
+        _legend_right(bot)
         fig.suptitle(f"{attack.get('name', '?')} (white-box, per-round): max ε_t = "
                      f"{fmt(attack.get('epsilon_lower_bound'))}", fontsize=10.5)
         fig.tight_layout()
@@ -275,7 +364,11 @@ def search_figure(doc: dict, attack: dict, path: str) -> str:
                        label=f"claimed ε = {fmt(claim['epsilon'])}")
         ax.set_xlabel("round t (prefix length of the output x)")
         ax.set_ylabel("privacy loss (nats)")
-        ax.legend(loc="upper left", framealpha=0.9)
+        _round_axis(ax)
+        from matplotlib.ticker import FuncFormatter
+        ax.yaxis.set_major_formatter(FuncFormatter(eng))
+        ax.margins(y=0.12)
+        _legend_below(ax, ncol=2)
         ax.set_title(f"{attack.get('name', '?')} (white-box, worst-output search): exact loss "
                      f"along the certificate output")
         fig.tight_layout()
@@ -309,9 +402,10 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
                 a1.axvline(c_eps, color=VERMILLION, linestyle="--", linewidth=1.4,
                            label=f"claimed ε = {fmt(c_eps)}")
             elif c_eps is not None:
-                a1.text(0.98, 0.97, f"claimed ε = {fmt(c_eps)}\n(off scale)", transform=a1.transAxes,
-                        ha="right", va="top", fontsize=8, color=VERMILLION)
-            a1.legend(loc="upper left", framealpha=0.9)
+                a1.plot([], [], color=VERMILLION, linestyle="none", marker=">" if c_eps > hi else "<",
+                        label=f"claimed ε = {fmt(c_eps)} (off the range, to the "
+                              f"{'right' if c_eps > hi else 'left'})")
+            _legend_below(a1, ncol=1)
         a1.set_xlabel("privacy loss L(x) = ln P_ℓ(x) − ln P_ℓ′(x) (nats)")
         a1.set_ylabel("number of outputs")
         a1.set_title(f"loss distribution ({fmt((attack.get('counts') or {}).get('samples'))} samples)")
@@ -325,33 +419,45 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
             a2.plot(e, lw, color=ORANGE, linestyle="--", linewidth=1.6,
                     label="δ(ε) lower confidence bound")
         max_loss = d.get("max_loss")
-        zoom = (eps.size and c_eps is not None and max_loss is not None and max_loss > 0
-                and c_eps > 20 * max_loss and np.count_nonzero(eps <= max_loss) < 5)
-        if zoom and counts.size and edges.size == counts.size + 1:
+        # Where the losses live: δ(ε) > 0 only for ε below the largest sampled loss.
+        live = [float(max_loss)] if max_loss is not None and math.isfinite(float(max_loss)) else []
+        if eps.size:
+            pt_all = _finite(dc.get("delta_point") or [np.nan] * eps.size)
+            pos = eps[np.nan_to_num(pt_all) > 0]
+            if pos.size:
+                live.append(float(pos.max()))
+        x_hi = max(live) * 1.1 if live and max(live) > 0 else None
+        off = (c_eps is not None and x_hi is not None and eps.size and c_eps > 4 * x_hi)
+        if off and counts.size and edges.size == counts.size + 1 and \
+                np.count_nonzero(eps <= x_hi) < 5:
             # The document's ε grid is far coarser than the loss range; show the
             # same estimator on the histogram's bins (approximate) where δ(ε) > 0.
-            fine = np.linspace(0, max_loss, 60)
+            fine = np.linspace(0, max(live), 60)
             centres = (edges[:-1] + edges[1:]) / 2
             w = counts / max(counts.sum(), 1)
             approx = [(w * np.clip(1 - np.exp(e - centres), 0, None)).sum() for e in fine]
             a2.plot(fine, approx, color=SKY, linewidth=1.4, linestyle="-.",
                     label="δ(ε) from the histogram (binned, approximate)")
-            a2.set_xlim(-0.03 * max_loss, max_loss * 1.08)
-        if eps.size and max_loss is not None:
-            a2.text(0.98, 0.45, f"largest sampled loss {fmt(max_loss)}:\n"
-                    f"δ(ε) = 0 for every larger ε", transform=a2.transAxes, ha="right",
-                    fontsize=8)
-        if zoom:
-            a2.text(0.98, 0.3, f"claim (ε = {fmt(c_eps)}, δ = {fmt(c_delta)})\noff scale, to the right",
-                    transform=a2.transAxes, ha="right", fontsize=8, color=VERMILLION)
+        if off:
+            x_lo = min(0.0, float(np.nanmin(eps)))
+            a2.set_xlim(x_lo - 0.03 * (x_hi - x_lo), x_hi)
+            a2.annotate(f"claim (ε = {fmt(c_eps)}, δ = {fmt(c_delta)})\noff the range, to the right",
+                        xy=(1.0, 0.04), xycoords="axes fraction", xytext=(0.97, 0.3),
+                        textcoords="axes fraction", ha="right", va="bottom", fontsize=8,
+                        color=VERMILLION,
+                        arrowprops={"arrowstyle": "->", "color": VERMILLION, "lw": 1.2})
         elif c_eps is not None:
             a2.plot([c_eps], [c_delta], marker="*", markersize=13, color=VERMILLION, linestyle="none",
-                    label=f"claim (ε = {fmt(c_eps)}, δ = {fmt(c_delta)})", zorder=5)
+                    label=f"claim (ε = {fmt(c_eps)}, δ = {fmt(c_delta)})", zorder=5, clip_on=False)
+        if eps.size and max_loss is not None:
+            a2.text(0.97, 0.62, f"largest sampled loss {fmt(max_loss)}:\n"
+                    f"δ(ε) = 0 for every larger ε", transform=a2.transAxes, ha="right",
+                    fontsize=8)
         a2.set_xlabel("ε (nats)")
         a2.set_ylabel("δ(ε)")
         a2.set_ylim(bottom=0)
         a2.set_title("δ(ε) = E[(1 − e^(ε−L))₊]")
-        a2.legend(loc="upper right", framealpha=0.9)
+        _legend_below(a2, ncol=1)
         fig.suptitle(f"{attack.get('name', '?')} (white-box, loss distribution, scope "
                      f"{attack.get('scope', '?')})", fontsize=10.5)
         fig.tight_layout()
@@ -386,11 +492,12 @@ def regret_figure(doc: dict, path: str) -> Optional[str]:
             ax.set_xscale("log")
         ax.set_xlabel("round t")
         best = "best expert's" if (doc.get("algorithm") or {}).get("experts") else "best arm's"
-        ax.set_ylabel(f"regret{', log scale' if ax.get_yscale() == 'log' else ''} "
+        ax.set_ylabel(f"regret{', log scale' if ax.get_yscale() == 'log' else ''}\n"
                       f"(cumulative loss − {best})")
         alg = doc.get("algorithm") or {}
         ax.set_title(_short(f"{alg.get('name', '?')}: regret on instance '{r.get('instance', '?')}'", 90))
-        ax.legend(loc="upper left", framealpha=0.9)
+        _round_axis(ax)
+        _legend_below(ax, ncol=3)
         fig.tight_layout()
         return _save(fig, path)
 

@@ -83,6 +83,121 @@ def _label(a: dict) -> str:
     return f"{a.get('scenario') or a.get('name', '?')}"
 
 
+_BOUND_LABELS = {
+    "dkw_band": "DKW band half-width",
+    "alpha": "α",
+    "delta_lower_at_claimed_epsilon": "δ lower bound at the claimed ε",
+    "delta_point_at_claimed_epsilon": "δ point estimate at the claimed ε",
+    "numerator_lower": "p lower bound",
+    "denominator_upper": "p′ upper bound",
+    "alpha_each": "α each",
+}
+
+
+def _bound_label(key) -> str:
+    """A human label for a key of a result's ``bounds`` (or ``counts``)."""
+    key = str(key)
+    if key in _BOUND_LABELS:
+        return _BOUND_LABELS[key]
+    words = key.replace("_", " ")
+    for raw, sym in (("epsilon", "ε"), ("delta", "δ"), ("alpha", "α")):
+        words = re.sub(rf"\b{raw}\b", sym, words)
+    return words
+
+
+def _plays_points(doc: dict) -> bool:
+    """Whether the algorithm plays points of a domain (projection-free
+    learners) rather than arms: declared by its parameters, or visible in
+    the attacks' point events (x_t[i] > c)."""
+    params = (doc.get("algorithm") or {}).get("params") or {}
+    if isinstance(params, dict) and ("domain" in params or "n" in params):
+        return True
+    return any(re.search(r"\bx_[^\s\[]*\[", str(a.get("event", ""))) for a in doc["attacks"])
+
+
+_ROUND_RE = re.compile(r"round\s+(\d+)\s*:\s*(\[[^\]]*\])\s*vs\s*(\[[^\]]*\])", re.S)
+
+
+def _num(text: str) -> str:
+    v = float(text)
+    if v == 0:
+        v = 0.0                                   # -0. is 0
+    return fmt(v, 3).replace("-", "−")
+
+
+def _pair_text(pair, unit: str = "arm") -> str:
+    """The neighbouring pair as the rounds and coordinates that differ:
+    ``round 1, arm 1: 1 vs 0``.  The engine describes a pair as
+    ``round t: [ℓ_t] vs [ℓ′_t]; …`` with numpy's array printing; anything that
+    does not parse is shown as given, whitespace collapsed."""
+    if pair is None:
+        return "—"
+    raw = " ".join(str(pair).split())
+    parts = []
+    matches = list(_ROUND_RE.finditer(str(pair)))
+    if not matches:
+        return raw
+    try:
+        for m in matches:
+            a = [x for x in re.split(r"[,\s]+", m.group(2).strip("[] ")) if x]
+            b = [x for x in re.split(r"[,\s]+", m.group(3).strip("[] ")) if x]
+            if "..." in a or "..." in b or len(a) != len(b):
+                return raw
+            diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if float(x) != float(y)]
+            if not diff:
+                parts.append(f"round {m.group(1)}: {_num_list(a)} vs {_num_list(b)}")
+                continue
+            shown = [f"{unit} {i + 1}: {_num(x)} vs {_num(y)}" for i, x, y in diff[:4]]
+            more = f" (+{len(diff) - 4} more {unit}s)" if len(diff) > 4 else ""
+            if len(shown) == 1:
+                parts.append(f"round {m.group(1)}, {shown[0]}{more}")
+            else:
+                parts.append(f"round {m.group(1)}: " + ", ".join(shown) + more)
+    except ValueError:
+        return raw
+    tail = re.search(r"\(\+(\d+) more rounds?\)\s*$", raw)
+    out = "; ".join(parts)
+    if tail:
+        out += f" (+{tail.group(1)} more rounds)"
+    return out
+
+
+def _num_list(xs) -> str:
+    return "(" + ", ".join(_num(x) for x in xs) + ")"
+
+
+def _attack_verdict(doc: dict, a: dict) -> str:
+    """The verdict cell of one attack.  Inside a violation report an attack
+    that did not exceed the claim is "no evidence" (calling it consistent next
+    to the violation banner reads as a contradiction)."""
+    v = str(a.get("verdict", "?"))
+    if v == "information":
+        return "INFORMATION ONLY"
+    if v == "consistent" and doc.get("verdict") == "violation":
+        return "NO EVIDENCE (this attack)"
+    return v.upper()
+
+
+def _resume_text(doc: dict) -> str:
+    """How much of the run was resumed from the store, if the document says."""
+    info = doc.get("resume") if isinstance(doc.get("resume"), dict) else doc
+    reused = info.get("chunks_reused")
+    computed = info.get("chunks_computed")
+    try:
+        reused = int(reused or 0)
+    except (TypeError, ValueError):
+        return ""
+    if reused <= 0:
+        return ""
+    try:
+        total = reused + int(computed or 0)
+        of = f"{reused} of {total} chunks"
+    except (TypeError, ValueError):
+        of = f"{reused} chunks"
+    return (f" — resumed: {of} came from the store of an earlier run, so this is the time of "
+            f"the resumed part only, not of the whole audit")
+
+
 # ----------------------------------------------------------------- content model
 #
 # The report is built once as a list of blocks, then rendered to HTML and to
@@ -123,11 +238,24 @@ def _bound_origin(doc: dict) -> list[str]:
         mode = "black-box" if _is_black(a) else f"white-box {a.get('kind', '')}"
         out = [f"The largest lower bound comes from {_label(a)} [{mode}]."]
         eps = doc["claim"].get("epsilon")
-        if doc["verdict"] != "violation" and eps and abs(best - float(eps)) <= 1e-9 * float(eps):
+        if doc["verdict"] != "violation" and eps and abs(best - float(eps)) <= 1e-6 * float(eps):
             out.append("It equals the claimed ε up to floating-point rounding: the claim is "
                        "attained (tight at this attack), not exceeded.")
         return out
     return []
+
+
+def _decided_line(a: dict) -> str:
+    """One line naming a violating result and the claim it exceeded."""
+    cmp = a.get("claim_compared") or {}
+    what = (f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}" if cmp
+            else f"claimed ε = {fmt((a.get('claim') or {}).get('epsilon'))}")
+    mode = "black-box" if _is_black(a) else f"white-box {a.get('kind', '')}"
+    how = ("exact" if not _is_black(a) and a.get("exact") else "statistical")
+    value = fmt(a.get("epsilon_lower_bound"))
+    if a.get("kind") == "per-round":
+        return f"{_label(a)} [{mode}]: per-round loss ε_t = {value} > {what} ({how})"
+    return f"{_label(a)} [{mode}]: ε_lb = {value} > {what} ({how})"
 
 
 def _banner(doc: dict) -> dict:
@@ -136,20 +264,36 @@ def _banner(doc: dict) -> dict:
     violation = doc["verdict"] == "violation"
     viol = _violations(doc)
     exact = [a for a in viol if not _is_black(a) and a.get("exact")]
-    lines = [f"ε lower bound {fmt(doc.get('epsilon_lower_bound'))} vs claimed "
-             f"{_claim_text(claim)} (scope {claim.get('scope', '?')})"]
+    overall = (f"ε lower bound {fmt(doc.get('epsilon_lower_bound'))} vs claimed "
+               f"{_claim_text(claim)} (scope {claim.get('scope', '?')})")
+    lines = []
+    if violation and viol:
+        # Name the evidence that decided first: a per-round-only violation must
+        # not read as "ε lower bound 0" under a VIOLATION banner.
+        if len(viol) == 1:
+            lines.append(f"Decided by {_decided_line(viol[0])}.")
+        else:
+            lines.append(f"Decided by {len(viol)} results that exceed the claim:")
+            lines += [f"• {_decided_line(a)}" for a in viol[:6]]
+            if len(viol) > 6:
+                lines.append(f"• … and {len(viol) - 6} more (see the tables below)")
+        try:
+            best = float(doc.get("epsilon_lower_bound"))
+        except (TypeError, ValueError):
+            best = None
+        if all(a.get("kind") == "per-round" for a in viol) and not (best and best > 0):
+            lines.append(f"The claimed total is {_claim_text(claim)} (scope "
+                         f"{claim.get('scope', '?')}); per-round losses are not bounds on the "
+                         f"total ε, and no other result in this run gave one.")
+        else:
+            lines.append("Overall " + overall)
+    else:
+        lines.append(overall)
     lines += _bound_origin(doc)
     for reason in doc.get("white_box_refused") or []:
         lines.append(f"White-box modes were not used ({reason}); the verdict rests on the "
                      f"black-box audit.")
     if violation:
-        for a in viol:
-            cmp = a.get("claim_compared") or {}
-            what = (f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}" if cmp
-                    else f"claimed ε {fmt((a.get('claim') or {}).get('epsilon'))}")
-            mode = "black-box" if _is_black(a) else f"white-box {a.get('kind', '')}"
-            lines.append(f"{_label(a)} [{mode}]: ε_lb = {fmt(a.get('epsilon_lower_bound'))} "
-                         f"> {what}")
         if exact:
             lines.append("At least one violation is exact: the output it names is a certificate "
                          "with no statistical error (the exact privacy loss of that output exceeds "
@@ -190,8 +334,10 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
 
     # -- algorithm
     B.append(("h", 2, "Algorithm"))
+    points = _plays_points(doc)
     kv = [("name", str(alg.get("name", "?"))), ("horizon T", fmt(alg.get("horizon"))),
-          ("arms K", fmt(alg.get("arms")))]
+          ("dimension n (the learner plays points)" if points else "arms K",
+           fmt(alg.get("arms")))]
     if alg.get("experts") is not None:
         kv.append(("experts N", fmt(alg.get("experts"))))
     params = alg.get("params") or {}
@@ -248,15 +394,15 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                 claim_cell += f" (group of {group}; per record ε_lb = " \
                               f"{fmt(a.get('per_record_epsilon_lower_bound'))})"
             rows.append([
-                _label(a), "black-box", str(a.get("pair", "—")),
+                _label(a), "black-box", _pair_text(a.get("pair"), "coordinate" if points
+                                                   else "arm"),
                 f"{a.get('event', '?')} (P on {num_side} over P on {den_side})",
                 f"{fmt(c.get('numerator'))}/{fmt(c.get('trials_per_side'))} vs "
                 f"{fmt(c.get('denominator'))}/{fmt(c.get('trials_per_side'))} held-out "
                 f"(+{fmt(c.get('selection_runs_per_side'))} selection runs per side)",
                 f"p_lo = {fmt(b.get('numerator_lower'))}, p′_hi = "
                 f"{fmt(b.get('denominator_upper'))} (α each {fmt(b.get('alpha_each'), 3)})",
-                fmt(a.get("epsilon_lower_bound")), claim_cell,
-                str(a.get("verdict", "?")).upper()])
+                fmt(a.get("epsilon_lower_bound")), claim_cell, _attack_verdict(doc, a)])
         B.append(("table", ["attack / scenario", "mode", "pair (ℓ vs ℓ′)", "event",
                             "counts (numerator vs denominator)", "Clopper–Pearson bounds", "ε_lb",
                             "claim compared", "verdict"], rows))
@@ -266,8 +412,8 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
         for a in white:
             cmp = a.get("claim_compared") or {}
             c, b = a.get("counts") or {}, a.get("bounds") or {}
-            cnt = ", ".join(f"{k} {fmt(v)}" for k, v in c.items()) if c else "—"
-            bnd = ", ".join(f"{k.replace('_', ' ')} {fmt(v, 3)}" for k, v in b.items()) if b else "—"
+            cnt = ", ".join(f"{_bound_label(k)} {fmt(v)}" for k, v in c.items()) if c else "—"
+            bnd = "; ".join(f"{_bound_label(k)} = {fmt(v, 3)}" for k, v in b.items()) if b else "—"
             rows.append([
                 _label(a), f"white-box ({a.get('kind', '?')})", str(a.get("scope", "—")),
                 str(a.get("event", "?")), cnt, bnd,
@@ -275,7 +421,7 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                 else f"statistical ({_pct(conf)} overall)",
                 fmt(a.get("epsilon_lower_bound")),
                 f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}",
-                str(a.get("verdict", "?")).upper()])
+                _attack_verdict(doc, a)])
         B.append(("table", ["attack / scenario", "mode (kind)", "scope", "event", "counts",
                             "bounds", "exact?", "ε_lb", "claim compared", "verdict"], rows))
 
@@ -338,9 +484,9 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     kv = [("trials per side", fmt(budget.get("trials"))),
           ("confidence", _pct(conf) + " overall (Bonferroni over all bounds)"),
           ("seed", str(budget.get("seed", "?"))),
-          ("max_detectable_epsilon", f"{fmt(maxdet)} (the largest ε_lb this black-box budget could "
-                                     f"ever show)" if black else "— (no black-box attack ran)"),
-          ("runtime", f"{fmt(doc.get('runtime_seconds'), 3)} s"),
+          ("max detectable ε", f"{fmt(maxdet)} (the largest ε_lb this black-box budget could "
+                               f"ever show)" if black else "— (no black-box attack ran)"),
+          ("runtime", f"{fmt(doc.get('runtime_seconds'), 3)} s{_resume_text(doc)}"),
           ("tool version", str(doc.get("tool_version", "?")))]
     B.append(("kv", kv))
     B.append(("p", _meaning(doc, bool(black)), ""))
@@ -391,6 +537,7 @@ th,td{border:1px solid #ccc;padding:.35em .55em;vertical-align:top;text-align:le
 th{background:#f2f2f2}
 table.kv{width:auto}table.kv th{width:13em}
 td.violation{color:#b8420f;font-weight:700}td.consistent{color:#00795a;font-weight:700}
+td.no,td.information{color:#555;font-weight:600}
 pre{background:#f6f6f6;border:1px solid #ddd;padding:.7em;overflow-x:auto;white-space:pre-wrap;
 word-break:break-all}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
@@ -428,8 +575,9 @@ def _html(blocks: list, title: str) -> str:
             for row in blk[2]:
                 cells = []
                 for h, v in zip(blk[1], row):
-                    cls = f' class="{v.lower()}"' if h == "verdict" and v.lower() in (
-                        "violation", "consistent") else ""
+                    cls = (f' class="{v.split()[0].lower()}"' if h == "verdict" and v
+                           and v.split()[0].lower() in ("violation", "consistent", "no",
+                                                         "information") else "")
                     cells.append(f"<td{cls}>{_e(v)}</td>")
                 body.append("<tr>" + "".join(cells) + "</tr>")
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")

@@ -14,6 +14,15 @@ that was lost.
 The default location is ``$AUDIT_STORE``, else
 ``$XDG_CACHE_HOME/privacy-audit/store.sqlite`` (``~/.cache/...`` without
 XDG_CACHE_HOME); ``--store PATH`` overrides and ``--no-store`` disables.
+
+Retention (``Store.prune``, ``audit store prune``): the chunks of the newest
+N fingerprints of every audit name are kept (a fingerprint is kept if it is
+among the newest N of any name it was recorded under); every history row is
+kept.  Chunks of a fingerprint with no finished audit (an interrupted run
+that a rerun resumes, or an audit running right now) are kept until they
+are a week old.  After every ``audit run``/``audit check`` that writes to
+the store it is pruned to ``$AUDIT_STORE_KEEP`` (default 3; 0 = never), so
+a cached store stays bounded.
 """
 from __future__ import annotations
 
@@ -35,6 +44,10 @@ import numpy as np
 
 SCHEMA_VERSION = 1
 STORE_ENV = "AUDIT_STORE"
+KEEP_ENV = "AUDIT_STORE_KEEP"
+DEFAULT_KEEP = 3
+# Chunks of a fingerprint with no finished audit are kept this long (seconds).
+ORPHAN_AGE = 7 * 24 * 3600.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,6 +94,28 @@ def default_path() -> str:
         return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "privacy-audit", "store.sqlite")
+
+
+def keep_from_env() -> int:
+    """The automatic retention: ``$AUDIT_STORE_KEEP`` (fingerprints kept per
+    audit name, 0 = never prune), else ``DEFAULT_KEEP``."""
+    text = os.environ.get(KEEP_ENV, "").strip()
+    if not text:
+        return DEFAULT_KEEP
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise StoreError(f"{KEEP_ENV} must be a non-negative integer (0 = never prune), "
+                         f"got {text!r}")
+    return value
+
+
+def size_on_disk(path: str) -> int:
+    """Bytes of the store file and its WAL and shared-memory files."""
+    return sum(os.path.getsize(p) for p in (path, path + "-wal", path + "-shm")
+               if os.path.exists(p))
 
 
 def _decode(blob: bytes):
@@ -215,6 +250,72 @@ class Store:
     def result_document(self, audit_id: int) -> Optional[dict]:
         row = self._db.execute("SELECT result FROM audits WHERE id = ?", (audit_id,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    # -- housekeeping ------------------------------------------------------
+    def info(self) -> dict:
+        """Path, size on disk, history rows, audit names, fingerprints with
+        chunks (and how many of them have no finished audit), chunks."""
+        q = self._db.execute
+        try:
+            audits = q("SELECT COUNT(*) FROM audits").fetchone()[0]
+            names = q("SELECT COUNT(DISTINCT name) FROM audits").fetchone()[0]
+            fps = q("SELECT COUNT(DISTINCT fingerprint) FROM chunks").fetchone()[0]
+            orphans = q("SELECT COUNT(DISTINCT fingerprint) FROM chunks WHERE fingerprint NOT IN "
+                        "(SELECT fingerprint FROM audits WHERE fingerprint IS NOT NULL)"
+                        ).fetchone()[0]
+            chunks = q("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {self.path}: {exc}") from None
+        return {"path": os.path.abspath(self.path), "bytes": size_on_disk(self.path),
+                "audits": audits, "audit_names": names, "fingerprints": fps,
+                "unfinished_fingerprints": orphans, "chunks": chunks}
+
+    def prune(self, keep: int = DEFAULT_KEEP, orphan_age: float = ORPHAN_AGE,
+              now: Optional[float] = None, vacuum: bool = True) -> dict:
+        """Delete the chunks of every fingerprint that is not among the newest
+        ``keep`` fingerprints (by its latest history row) of any audit name,
+        and of fingerprints with no finished audit whose newest chunk is
+        older than ``orphan_age`` seconds.  History rows are never deleted.
+        VACUUM afterwards (when something was removed and ``vacuum``).
+        Returns what was removed and the size on disk before and after."""
+        if keep < 0:
+            raise StoreError(f"--keep must be a non-negative integer, got {keep}")
+        now = time.time() if now is None else now
+        before = size_on_disk(self.path)
+        q = self._db.execute
+        try:
+            latest = q("SELECT name, fingerprint, MAX(created) FROM audits "
+                       "WHERE fingerprint IS NOT NULL GROUP BY name, fingerprint").fetchall()
+            stored = dict(q("SELECT fingerprint, MAX(created) FROM chunks "
+                            "GROUP BY fingerprint").fetchall())
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {self.path}: {exc}") from None
+        by_name: dict[str, list] = {}
+        for name, fp, created in latest:
+            by_name.setdefault(name, []).append((created, fp))
+        kept, recorded = set(), set()
+        for rows in by_name.values():
+            rows.sort(reverse=True)
+            recorded.update(fp for _, fp in rows)
+            kept.update(fp for _, fp in rows[:keep])
+        drop = [fp for fp in stored if fp in recorded and fp not in kept]
+        stale = [fp for fp in stored if fp not in recorded and now - stored[fp] > orphan_age]
+        removed = 0
+        try:
+            q("BEGIN IMMEDIATE")
+            for fp in drop + stale:
+                removed += q("DELETE FROM chunks WHERE fingerprint = ?", (fp,)).rowcount
+            q("COMMIT")
+            if removed and vacuum:
+                q("VACUUM")
+                q("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                q("ROLLBACK")
+            raise StoreError(f"store {self.path}: {exc}") from None
+        return {"keep": keep, "fingerprints_removed": len(drop), "unfinished_removed": len(stale),
+                "chunks_removed": removed, "fingerprints_kept": len(stored) - len(drop) - len(stale),
+                "bytes_before": before, "bytes_after": size_on_disk(self.path)}
 
     def integrity(self) -> str:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0]

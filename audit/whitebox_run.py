@@ -89,7 +89,7 @@ PLD_STREAMS = {"l>l'": 7, "l'>l": 8}
 SWAPPED = "l'>l"
 
 
-def _pld_samples(alg, sc, trials, seed, jobs, index, direction, executor=None):
+def _pld_samples(alg, sc, trials, seed, jobs, index, direction, executor=None, progress=None):
     """Exact losses of outputs sampled on the numerator side of ``direction``."""
     scope = scope_of(alg)
     num, den = (sc.losses_a, sc.losses_b) if direction == "l>l'" else (sc.losses_b, sc.losses_a)
@@ -109,8 +109,11 @@ def _pld_samples(alg, sc, trials, seed, jobs, index, direction, executor=None):
             return action_loss(alg, num[:sc.rounds], den[:sc.rounds],
                                tr.actions.astype(np.int64), sc.advice)
     tag = f"pld-{scope}" + ("" if direction == "l>l'" else "-reverse")
-    parts = run_chunks(task, n, [seed, index, PLD_STREAMS[direction]], jobs=jobs, chunk=5000,
-                       executor=executor, tag=tag)
+    from .progress import active
+    with (progress or active()).phase(f"white-box pld {sc.label} ({direction})", n,
+                                      "samples") as phase:
+        parts = run_chunks(task, n, [seed, index, PLD_STREAMS[direction]], jobs=jobs, chunk=5000,
+                           executor=executor, tag=tag, progress=phase.to)
     return np.concatenate(parts), scope
 
 
@@ -181,10 +184,12 @@ def _search(sc, alg, claim: Claim) -> WhiteBoxResult:
         notes=[note])
 
 
-def _pld(sc, alg, claim: Claim, alpha, trials, seed, jobs, index, executor) -> WhiteBoxResult:
+def _pld(sc, alg, claim: Claim, alpha, trials, seed, jobs, index, executor,
+         progress=None) -> WhiteBoxResult:
     per_dir, scope = {}, None
     for direction in PLD_STREAMS:
-        L, scope = _pld_samples(alg, sc, trials, seed, jobs, index, direction, executor)
+        L, scope = _pld_samples(alg, sc, trials, seed, jobs, index, direction, executor,
+                                progress)
         band = math.sqrt(math.log(1 / alpha) / (2 * L.size))  # one-sided DKW (Massart)
         per_dir[direction] = LossDistribution(L, alpha, band, scope)
     # Report the direction whose distribution gives the larger bound.
@@ -239,11 +244,13 @@ def _pld(sc, alg, claim: Claim, alpha, trials, seed, jobs, index, executor) -> W
 
 
 def run_whitebox(sc, claim: Claim, modes, alpha: float, trials: int, seed: int,
-                 jobs: int, index: int, executor=None) -> list[WhiteBoxResult]:
+                 jobs: int, index: int, executor=None, progress=None) -> list[WhiteBoxResult]:
     """White-box modes on the scenario's algorithm (for the canary, the
     conversion around the canary: the claim holds for every base learner).
     ``alpha`` is the share of each of the two DKW bands of ``pld``; the
-    other modes are exact.  Call only after the declaration checks passed."""
+    other modes are exact.  Call only after the declaration checks passed.
+    ``progress`` (``audit.progress.Reporter``, default: the one in effect)
+    gets a phase per direction of the loss-distribution sampling."""
     alg = sc.algorithm
     out = []
     if "per-round" in modes:
@@ -251,5 +258,5 @@ def run_whitebox(sc, claim: Claim, modes, alpha: float, trials: int, seed: int,
     if "search" in modes:
         out.append(_search(sc, alg, claim))
     if "pld" in modes:
-        out.append(_pld(sc, alg, claim, alpha, trials, seed, jobs, index, executor))
+        out.append(_pld(sc, alg, claim, alpha, trials, seed, jobs, index, executor, progress))
     return out

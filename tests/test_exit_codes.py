@@ -212,8 +212,8 @@ def test_exit_3_when_a_built_in_algorithm_raises(tmp_path):
 
 
 def _readme_example():
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Writing your own algorithm"):]
+    text = (ROOT / "docs" / "your-algorithm.md").read_text()
+    section = text[text.index("## Worked example: a bandit learner"):]
     section = section[:section.index("\n## ", 3)]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     commands = re.findall(r"`(audit (?:run|regret) mypkg\.greedy:make[^`]*)`", section)

@@ -92,7 +92,7 @@ def test_blackbox_report_renders(blackbox_report):
     assert "CONSISTENT" in html and doc["verdict"] == "consistent"
     assert "replaced" in html and "legitimate" in html       # the canary's note
     assert doc["reproduce"].replace("'", "&#x27;") in html
-    assert "max_detectable_epsilon" in html and "not a proof of privacy" in html
+    assert "max detectable ε" in html and "not a proof of privacy" in html
     assert "Regret" in html
     links = _check_md_links(paths["md"])
     assert len(links) == len(paths["figures"])
@@ -218,3 +218,94 @@ def test_audit_run_with_report(tmp_path):
         doc = json.load(fh)
     assert doc["schema"] == "audit-result/1" and doc["regret"] is not None
     _check_md_links(str(out / "report.md"))
+
+
+# ----------------------------------------------------------------- what a reader sees
+
+def test_pair_shows_the_rounds_and_coordinates_that_differ():
+    from audit.report import _pair_text
+    assert _pair_text("round 1: [1., 0.] vs [1., 1.]") == "round 1, arm 2: 0 vs 1"
+    assert _pair_text("round 4: [1., 1.] vs [0., 0.]") == "round 4: arm 1: 1 vs 0, arm 2: 1 vs 0"
+    pfb = "round 1: [ 0.,  1.,  0.,  0.,  0., -1.] vs [ 0., -1., -0., -0., -0.,  1.]"
+    assert _pair_text(pfb, "coordinate") == \
+        "round 1: coordinate 2: 1 vs −1, coordinate 6: −1 vs 1"      # -0 equals 0
+    two = "round 3: [1., 0.] vs [0., 0.]; round 9: [0.5, 0.] vs [0.5, 1.] (+2 more rounds)"
+    assert _pair_text(two) == "round 3, arm 1: 1 vs 0; round 9, arm 2: 0 vs 1 (+2 more rounds)"
+    # anything that does not parse is shown as given (whitespace collapsed), never dropped
+    assert _pair_text("swap the\n  first two experts") == "swap the first two experts"
+    assert _pair_text(None) == "—"
+
+
+def test_tables_use_human_labels_and_no_raw_arrays(blackbox_report, whitebox_report):
+    for paths, doc in (blackbox_report, whitebox_report):
+        html = _read(paths["html"])
+        md = _read(paths["md"])
+        for text in (html, md):
+            for raw in ("dkw band", "dkw_band", "delta lower at claimed epsilon",
+                        "delta_point_at_claimed_epsilon", "max_detectable_epsilon"):
+                assert raw not in text, raw
+            assert not re.search(r"\[\s*-?\d+\.,", text), "a numpy array is printed"
+        if any(a.get("kind") == "pld" for a in doc["attacks"]):
+            assert "δ lower bound at the claimed ε" in html
+        for a in doc["attacks"]:
+            if a["mode"] == "black-box" and a.get("pair"):
+                assert "round " in a["pair"] and ("arm " in html)
+
+
+def test_violation_report_says_no_evidence_not_consistent(whitebox_report):
+    paths, doc = whitebox_report
+    html = _read(paths["html"])
+    assert doc["verdict"] == "violation"
+    quiet = [a for a in doc["attacks"] if a["verdict"] == "consistent"]
+    assert quiet, "the fixture should have an attack that did not exceed the claim"
+    assert "NO EVIDENCE (this attack)" in html
+    # no per-attack CONSISTENT badge under a VIOLATION banner
+    assert not re.search(r'<td class="consistent">', html)
+    assert "CONSISTENT" not in html
+    assert "Decided by" in html
+
+
+def test_information_only_badge(whitebox_doc, tmp_path):
+    doc = copy.deepcopy(whitebox_doc)
+    pr = next(a for a in doc["attacks"] if a.get("kind") == "per-round")
+    pr["verdict"] = "information"
+    html = _read(write_report(doc, str(tmp_path / "r"))["html"])
+    assert "INFORMATION ONLY" in html
+
+
+def test_per_round_only_violation_names_the_deciding_evidence(whitebox_doc, tmp_path):
+    doc = copy.deepcopy(whitebox_doc)
+    doc["attacks"] = [a for a in doc["attacks"] if a.get("kind") == "per-round"]
+    assert doc["attacks"][0]["verdict"] == "violation"
+    doc["epsilon_lower_bound"] = 0.0
+    doc["verdict"] = "violation"
+    paths = write_report(doc, str(tmp_path / "pr"))
+    html = _read(paths["html"])
+    banner = html[html.index('<div class="banner violation"'):html.index("<h2>")]
+    assert "per-round loss ε_t = " in banner and "(exact)" in banner
+    assert "ε lower bound 0 " not in banner
+    assert "per-round loss ε_t = " in _read(paths["md"])
+
+
+def test_points_are_a_dimension_not_arms(blackbox_doc, tmp_path):
+    doc = copy.deepcopy(blackbox_doc)
+    html = _read(write_report(doc, str(tmp_path / "arms"))["html"])
+    assert "arms K" in html and "dimension n" not in html
+    doc["algorithm"]["params"]["domain"] = "l1ball"
+    html = _read(write_report(doc, str(tmp_path / "pts"))["html"])
+    assert "dimension n" in html and "arms K" not in html
+
+
+def test_resumed_runtime_says_so(blackbox_doc, tmp_path):
+    doc = copy.deepcopy(blackbox_doc)
+    html = _read(write_report(doc, str(tmp_path / "fresh"))["html"])
+    assert "resumed" not in html
+    doc["chunks_reused"], doc["chunks_computed"] = 3, 5
+    html = _read(write_report(doc, str(tmp_path / "resumed"))["html"])
+    assert "resumed: 3 of 8 chunks" in html
+
+
+def test_engineering_tick_labels():
+    from audit.figures import eng
+    assert [eng(x) for x in (500, 20_000, 100_000, 1_000_000, 2_500_000, 12_500)] == \
+        ["500", "20k", "100k", "1M", "2.5M", "12.5k"]

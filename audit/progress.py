@@ -1,0 +1,144 @@
+"""The progress reporter every phase of an audit reports through (declaration
+pilots, black-box pairs, white-box loss-distribution sampling, report
+writing): a tqdm bar when stderr is a terminal, else plain lines for a CI
+log, at most one every ``interval`` seconds per phase plus a final line::
+
+    audit: black-box canary 40% (80000/200000 runs), 3.1 s elapsed, ~4.6 s left
+    audit: black-box canary done (200000/200000 runs) in 7.7 s
+
+``Reporter(enabled=False)`` (``--quiet``) reports nothing.  A reporter only
+counts and writes to stderr: it never touches a random stream, so results
+are the same with or without it.  ``reporting(reporter)`` makes a reporter
+the one in effect (``active()``) for code that is not handed one, e.g. the
+audits of ``audit check``.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+import time
+from typing import Callable, Optional
+
+INTERVAL = 5.0      # seconds between two plain lines of one phase
+BAR_DELAY = 1.0     # a bar appears only once a phase has run this long
+
+
+class Phase:
+    """One phase: ``update(n)`` adds finished work, ``to(done)`` sets the
+    total done so far (the ``progress`` callback of ``run_chunks``).  Use as
+    a context manager: a phase left normally ends with its final line; one
+    left by an exception (an error, Ctrl-C) only clears its bar."""
+
+    def __init__(self, reporter: "Reporter", name: str, total: int, unit: str):
+        self.reporter, self.name, self.total, self.unit = reporter, name, max(0, int(total)), unit
+        self.done = 0
+        self.start = reporter.clock()
+        self.last_line = self.start
+        self.closed = False
+        self.bar = None
+        if reporter.enabled and self.total and reporter.is_tty:
+            from tqdm import tqdm
+            self.bar = tqdm(total=self.total, desc=f"audit: {name}", unit=f" {unit}",
+                            file=reporter.stream, leave=False, delay=reporter.bar_delay,
+                            dynamic_ncols=True, unit_scale=True)
+
+    def update(self, n: int) -> None:
+        self.to(self.done + n)
+
+    def to(self, done: int) -> None:
+        done = min(int(done), self.total) if self.total else int(done)
+        step, self.done = done - self.done, done
+        r = self.reporter
+        if not r.enabled or self.closed:
+            return
+        if self.bar is not None:
+            if step:
+                self.bar.update(step)
+            return
+        now = r.clock()
+        if now - self.last_line >= r.interval and self.done < self.total:
+            self.last_line = now
+            r.write(self.line(now))
+
+    def line(self, now: Optional[float] = None) -> str:
+        """The plain progress line at time ``now``."""
+        elapsed = (self.reporter.clock() if now is None else now) - self.start
+        frac = self.done / self.total if self.total else 1.0
+        text = (f"audit: {self.name} {int(100 * frac)}% ({self.done}/{self.total} {self.unit}), "
+                f"{elapsed:.1f} s elapsed")
+        if 0 < frac < 1:
+            text += f", ~{elapsed * (1 - frac) / frac:.1f} s left"
+        return text
+
+    def close(self, completed: bool = True) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        r = self.reporter
+        if self.bar is not None:
+            self.bar.close()
+        elif r.enabled and completed and self.total:  # an empty phase says nothing
+            elapsed = r.clock() - self.start
+            r.write(f"audit: {self.name} done ({self.done}/{self.total} {self.unit}) "
+                    f"in {elapsed:.1f} s")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close(completed=exc_type is None)
+
+
+class Reporter:
+    """Opens phases.  ``stream`` defaults to ``sys.stderr`` at the time of
+    each write (so test capture works); ``tty`` overrides its ``isatty()``."""
+
+    def __init__(self, enabled: bool = True, stream=None, tty: Optional[bool] = None,
+                 interval: float = INTERVAL, bar_delay: float = BAR_DELAY,
+                 clock: Callable[[], float] = time.monotonic):
+        self.enabled, self._stream, self._tty = enabled, stream, tty
+        self.interval, self.bar_delay, self.clock = interval, bar_delay, clock
+
+    @property
+    def stream(self):
+        return self._stream if self._stream is not None else sys.stderr
+
+    @property
+    def is_tty(self) -> bool:
+        if self._tty is not None:
+            return self._tty
+        try:
+            return bool(self.stream.isatty())
+        except (AttributeError, ValueError):
+            return False
+
+    def write(self, line: str) -> None:
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken stderr must not stop an audit
+            pass
+
+    def phase(self, name: str, total: int, unit: str = "runs") -> Phase:
+        return Phase(self, name, total, unit)
+
+
+SILENT = Reporter(enabled=False)
+_ACTIVE: contextvars.ContextVar[Reporter] = contextvars.ContextVar("audit_progress",
+                                                                   default=SILENT)
+
+
+def active() -> Reporter:
+    """The reporter in effect: the one installed by ``reporting``, else silent."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def reporting(reporter: Reporter):
+    """``with reporting(r):`` — ``active()`` returns ``r`` inside the block."""
+    token = _ACTIVE.set(reporter)
+    try:
+        yield reporter
+    finally:
+        _ACTIVE.reset(token)

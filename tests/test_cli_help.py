@@ -1,0 +1,223 @@
+"""The command line's polish: help text stating every default, descriptions,
+``--version``, ``audit list`` (aligned columns, default attacks, white-box
+modes; ``--attacks``), attack refusal and de-duplication, ``--quiet``, and
+the progress reporter (``audit.progress``)."""
+import argparse
+import dataclasses
+import io
+import json
+import re
+
+import pytest
+
+from audit import __version__
+from audit.cli import build_parser, main
+from audit.progress import Reporter, reporting, active
+
+COMMANDS = ("list", "run", "check", "history", "regret", "report", "gallery", "store")
+
+
+def _subparsers(parser, prefix=()):
+    """(command path, parser) for every subcommand, nested ones included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield prefix + (name,), sub
+                yield from _subparsers(sub, prefix + (name,))
+
+
+def _help(parser, action) -> str:
+    return parser._get_formatter()._expand_help(action) if action.help else ""
+
+
+def test_every_subcommand_has_a_description():
+    found = dict(_subparsers(build_parser()))
+    assert {path[0] for path in found} == set(COMMANDS)
+    assert ("store", "info") in found and ("store", "prune") in found
+    for path, sub in found.items():
+        assert sub.description and len(sub.description) > 20, path
+
+
+def test_every_flag_states_its_default():
+    checked = 0
+    for path, sub in _subparsers(build_parser()):
+        for action in sub._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            text = _help(sub, action)
+            where = (path, action.dest)
+            assert text, where
+            if not action.option_strings:
+                continue
+            assert "(default:" in text or "(required" in text, where
+            d = action.default
+            if d not in (None, False, [], argparse.SUPPRESS):
+                assert f"default: {d}" in text, (where, text)
+            checked += 1
+    assert checked > 40
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"audit {__version__}"
+
+
+def test_help_exits_0(capsys):
+    assert main(["run", "--help"]) == 0
+    assert "--quiet" in capsys.readouterr().out
+
+
+def _rows(out: str, header: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith(header))
+    end = lines.index("", start)
+    return [line for line in lines[start:end] if "source:" not in line]
+
+
+def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
+    from algorithms import registry
+    long = "an-algorithm-with-a-much-longer-name-than-any-built-in"
+    entry = dataclasses.replace(registry.REGISTRY["exp3"], name=long)
+    monkeypatch.setitem(registry.REGISTRY, long, entry)
+    assert main(["list"]) == 0
+    rows = _rows(capsys.readouterr().out, "algorithm")
+    header = rows[0]
+    starts = [m.start() for m in re.finditer(r"(?<=  )\S", header)][1:]
+    assert len(starts) == 5
+    for row in rows[1:]:
+        for s in starts:
+            assert row[s - 2:s] == "  " and row[s] != " ", (row, s)
+    by_name = {row.split()[0]: row for row in rows[1:]}
+    assert long in by_name
+    cols = lambda name: [by_name[name][s:].split("  ")[0] for s in starts]   # noqa: E731
+    assert cols("exp3")[2:4] == ["g1", "per-round, search, pld"]
+    assert cols("private-exp3")[2:4] == ["canary, first-round, batch-edge", "pld"]
+    assert cols("tbe-lazy")[3] == "-"
+
+
+def test_list_attacks_says_what_each_needs_and_where_it_applies(capsys):
+    assert main(["list", "--attacks"]) == 0
+    out = capsys.readouterr().out
+    blocks = dict(re.findall(r"^  (\S+): .*?\n((?:    .*\n)+)", out, flags=re.M))
+    canary = " ".join(blocks["canary"].split())
+    assert "needs: applies only to conversions" in canary
+    applies = canary.split("applies to: ")[1].split(", ")
+    assert "private-exp3" in applies and "exp3" not in applies
+    assert "needs: K = 2 arms" in " ".join(blocks["g1"].split())
+    assert "applies to every registered algorithm" in blocks["first-round"]
+
+
+def test_an_attack_that_does_not_apply_is_refused_before_any_simulation(capsys, monkeypatch):
+    import audit.blackbox
+    import audit.whitebox_run
+    for module in (audit.blackbox, audit.whitebox_run):     # any simulation would fail
+        monkeypatch.setattr(module, "run_chunks", None)
+    assert main(["run", "exp3", "--attack", "canary", "--no-store"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith("audit: error: --attack canary: attack canary applies only")
+    assert main(["run", "exp3", "--attack", "nope", "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--attack 'nope': unknown attack" in err
+
+
+def test_a_repeated_attack_runs_once(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["run", "private-exp3", "--attack", "canary", "--attack", "first-round",
+                 "--attack", "canary", "--trials", "1000", "--jobs", "1", "--mode",
+                 "black-box", "--no-store", "--quiet", "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert [a["name"] for a in doc["attacks"]] == ["canary", "first-round"]
+    assert doc["reproduce"].count("--attack canary") == 1
+
+
+RUN = ["run", "private-exp3", "--attack", "canary", "--trials", "2000", "--jobs", "1",
+       "--no-store"]
+
+
+def test_quiet_prints_only_the_verdict_line_and_the_reproduce_command(capsys):
+    assert main([*RUN, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    lines = captured.out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("VERDICT: consistent — private-exp3: "), lines
+    assert "claim: ε = 1, δ = 0" in lines[0]
+    assert lines[1].startswith("  reproduce: audit run private-exp3 --attack canary")
+
+
+def test_progress_lines_for_a_log(capsys):
+    """stderr is not a terminal under capture: every phase ends with a plain
+    line, the summary is on stdout."""
+    assert main(RUN) == 0
+    captured = capsys.readouterr()
+    assert "VERDICT: consistent" in captured.out and "reproduce:" in captured.out
+    lines = captured.err.splitlines()
+    assert "audit: declaration pilots done (1/1 scenarios)" in lines[0]
+    assert any(re.match(r"audit: black-box canary done \(4000/4000 runs\) in \d+\.\d s$", line)
+               for line in lines), lines
+    assert any(line.startswith("audit: white-box pld canary (l>l') done") for line in lines)
+    assert all(line.startswith("audit: ") for line in lines)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_plain_lines_are_rate_limited_with_an_estimate_and_a_final_line():
+    clock, stream = Clock(), io.StringIO()
+    reporter = Reporter(stream=stream, tty=False, interval=5.0, clock=clock)
+    with reporter.phase("black-box canary", 200000) as phase:
+        for done in range(0, 200001, 10000):
+            phase.to(done)
+            clock.now += 0.75
+    lines = stream.getvalue().splitlines()
+    # 15 s of work: a line at ≥ 5 s and ≥ 10 s, then the final line.
+    assert len(lines) == 3, lines
+    assert re.fullmatch(r"audit: black-box canary \d+% \(\d+/200000 runs\), \d+\.\d s elapsed, "
+                        r"~\d+\.\d s left", lines[0]), lines[0]
+    assert lines[0].startswith("audit: black-box canary 35% (70000/200000 runs), 5.2 s elapsed")
+    assert lines[-1] == "audit: black-box canary done (200000/200000 runs) in 15.8 s"
+
+
+def test_no_final_line_after_an_error_and_nothing_when_silent():
+    stream = io.StringIO()
+    reporter = Reporter(stream=stream, tty=False)
+    with pytest.raises(KeyboardInterrupt):
+        with reporter.phase("x", 10) as phase:
+            phase.update(3)
+            raise KeyboardInterrupt
+    assert stream.getvalue() == ""
+    quiet = Reporter(enabled=False, stream=stream, tty=True, interval=0)
+    with quiet.phase("x", 10) as phase:
+        phase.update(10)
+    assert stream.getvalue() == ""
+
+
+def test_a_terminal_gets_a_tqdm_bar():
+    stream = io.StringIO()
+    reporter = Reporter(stream=stream, tty=True, bar_delay=0)
+    with reporter.phase("black-box canary", 100) as phase:
+        phase.update(100)
+    text = stream.getvalue()
+    assert "audit: black-box canary" in text and "|" in text and "\r" in text
+    assert "done" not in text   # the bar is cleared, no plain lines
+
+
+def test_progress_does_not_change_the_result():
+    from algorithms import build
+    from audit.engine import audit_algorithm
+    alg = build("private-exp3")
+    plain = audit_algorithm(alg, ["canary"], trials=4000, seed=3).as_dict()
+    stream = io.StringIO()
+    with reporting(Reporter(stream=stream, tty=False, interval=0)):
+        assert active() is not None
+        shown = audit_algorithm(alg, ["canary"], trials=4000, seed=3).as_dict()
+    assert "audit: black-box canary" in stream.getvalue()
+    plain.pop("runtime_seconds")
+    shown.pop("runtime_seconds")
+    assert json.dumps(plain, default=float) == json.dumps(shown, default=float)
