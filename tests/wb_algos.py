@@ -12,6 +12,7 @@ import numpy as np
 
 from algorithms import Algorithm, Claim, Learner
 from algorithms.core import sample_categorical, softmax_rows
+from algorithms.private_bandits.exp3 import exp3_learner
 
 
 # ------------------------------------------------------------------ 3 rounds
@@ -96,32 +97,17 @@ def noisy_feedback_exp3(T: int = 60, epsilon: float = 0.5, eta: float = 0.3,
     ``probs``/``commit`` is natural (act does sample from probs) but wrong for
     a white-box replay: the noise drawn in ``feed`` is randomness that
     probs/commit do not capture."""
-    K = 2
-
-    def probs(state, advice=None):
-        return (1.0 - gamma) * softmax_rows(state["logw"]) + gamma / K
-
-    def init(runs, rng):
-        return {"logw": np.zeros((runs, K))}
-
-    def commit(state, advice, actions):
-        return {"logw": state["logw"], "P": probs(state)}
-
-    def act(state, advice, rng):
-        P = probs(state)
-        return {"logw": state["logw"], "P": P}, sample_categorical(P, rng.random(P.shape[0]))
+    base = exp3_learner(2, eta, gamma)
 
     def feed(state, actions, losses, rng):
         noisy = losses + rng.laplace(0.0, 1.0 / epsilon, actions.shape[0])
-        logw = state["logw"].copy()
-        rows = np.arange(actions.shape[0])
-        logw[rows, actions] -= eta * noisy / state["P"][rows, actions]
-        logw -= logw.max(axis=1, keepdims=True)
-        return {"logw": logw}
+        return base.feed(state, actions, noisy, rng)
 
-    learner = Learner(init=init, act=act, feed=feed, n_arms=K,
-                      probs=probs if declare_probs else None,
-                      commit=commit if declare_probs else None)
+    # EXP3's own probs/commit (and no replay shortcut) — the plausible, wrong declaration.
+    learner = base._replace(feed=feed, replay=None,
+                            probs=base.probs if declare_probs else None,
+                            commit=base.commit if declare_probs else None)
+    K = 2
     return Algorithm("noisy-feedback-exp3", learner,
                      Claim(epsilon, 0.0, "actions", "Laplace mechanism + post-processing"),
                      T, K, {"epsilon": epsilon, "eta": eta, "gamma": gamma},
