@@ -54,7 +54,7 @@ from scipy import stats
 
 from algorithms.errors import UserCodeError, user_call
 from .simulate import simulate
-from .whitebox import FLOAT_TOL, TINY_LOG, replay_both, scope_of
+from .whitebox import FLOAT_TOL, TINY_LOG, checked_probs, replay_both, scope_of
 
 FALSE_REFUSAL = 1e-6
 PILOT_STREAM = 57025
@@ -121,7 +121,6 @@ def _pilot_with_probs(alg, losses, advice, runs, rounds, rng, rng_pit):
     """Run ``act`` like ``simulate`` does, also recording ln P_t(I_t) from
     ``probs`` and a randomised PIT of every drawn action."""
     lr = alg.learner
-    K = lr.n_arms
     full = lr.feedback == "full"
     idx = np.arange(runs)
     with user_call("init"):
@@ -132,11 +131,7 @@ def _pilot_with_probs(alg, losses, advice, runs, rounds, rng, rng_pit):
     zero_prob = 0
     for t in range(rounds):
         adv = None if advice is None else advice[t]
-        with user_call("probs", t + 1):
-            p = np.asarray(lr.probs(state, adv), dtype=float)
-        if p.shape != (runs, K) or not np.all(np.isfinite(p)):
-            raise UserCodeError("probs", t + 1, f"returned shape {p.shape} or non-finite values, "
-                                f"expected probabilities of shape ({runs}, {K})")
+        p = checked_probs(lr, state, adv, t, runs)
         with user_call("act", t + 1):
             state, a = lr.act(state, adv, rng)
         a = np.asarray(a).astype(np.int64)

@@ -211,10 +211,10 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         sc.check()
     # The interface contract, once per algorithm run (a conversion around
     # the canary is another algorithm), before any simulation.
-    seen = {}
+    seen = set()
     for sc in scenarios:
         if id(sc.algorithm) not in seen:
-            seen[id(sc.algorithm)] = sc
+            seen.add(id(sc.algorithm))
             check_interface(sc.algorithm, sc.losses_a, sc.advice)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     # Declarations are checked, never trusted: a failed check switches the

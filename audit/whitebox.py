@@ -68,14 +68,21 @@ def loss_terms(lp_num: np.ndarray, lp_den: np.ndarray) -> np.ndarray:
     return np.where(np.isneginf(lp_num), -np.inf, lp_num - np.maximum(lp_den, TINY_LOG))
 
 
-def _log_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
+def checked_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
+    """``probs`` at round t (0-based), refused unless finite of shape (rows, K)."""
     with user_call("probs", t + 1):
         p = np.asarray(lr.probs(state, adv), dtype=float)
-    if p.shape != (rows, lr.n_arms) or not np.all(np.isfinite(p)):
-        raise UserCodeError("probs", t + 1, f"returned {'non-finite values' if p.shape == (rows, lr.n_arms) else f'shape {p.shape}'}, "
-                            f"expected finite probabilities of shape ({rows}, {lr.n_arms})")
+    if p.shape != (rows, lr.n_arms):
+        raise UserCodeError("probs", t + 1, f"returned shape {p.shape}, expected "
+                            f"({rows}, {lr.n_arms})")
+    if not np.all(np.isfinite(p)):
+        raise UserCodeError("probs", t + 1, "returned non-finite values (NaN or inf)")
+    return p
+
+
+def _log_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
     with np.errstate(divide="ignore"):
-        return np.log(np.clip(p, 0.0, 1.0))
+        return np.log(np.clip(checked_probs(lr, state, adv, t, rows), 0.0, 1.0))
 
 
 def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
