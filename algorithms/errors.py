@@ -7,7 +7,7 @@ round)``, or (the simulation's hot loop) inside one equivalent try/except.  Any 
 that escapes the learner becomes a ``UserCodeError`` naming the function and
 the round, so the command line can print one line: exit 2 for a user's
 algorithm (it broke the interface or raised), exit 3 for a built-in one (a
-bug of this tool).  The interface contract checks (``audit.contract``) raise
+bug of this tool).  The interface contract checks (``audit.engine.contract``) raise
 it too.  Imports nothing from the rest of the project.
 """
 from __future__ import annotations

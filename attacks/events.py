@@ -134,7 +134,7 @@ def pilot_quantiles(alg, losses_pair, point_rounds: Sequence[int], statistics, s
     one array per threshold group.  The pilot draws from
     ``SeedSequence([0x5EED, stream, side])``, independent of every audit
     stream, so events chosen from it keep the audit's bounds valid."""
-    from audit.simulate import simulate  # attacks import lazily from the engine
+    from audit.execution.runs import simulate
     qs = np.linspace(0.02, 0.98, n_thresholds)
     pooled = None
     for side, losses in enumerate(losses_pair):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from algorithms.core import Algorithm
-from audit.instances import default_advice
+from attacks.instances import default_advice
 from .base import Attack, Scenario, batch_size, horizon_prefix
 from .events import standard_events
 

@@ -24,8 +24,9 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 from algorithms import build  # noqa: E402
 from audit.engine import audit_algorithm  # noqa: E402
-from audit.simulate import DEFAULT_CHUNK, Executor, chunk_sizes  # noqa: E402
-from audit.store import Store  # noqa: E402
+from audit.execution.runs import DEFAULT_CHUNK, chunk_sizes  # noqa: E402
+from audit.execution.executor import Executor
+from audit.execution.store import Store  # noqa: E402
 
 
 def timed_audit(alg, trials, executor, seed=0):
@@ -82,7 +83,7 @@ def main():
                           dashboard_address=None) as cluster, \
                 Client(cluster.scheduler_address, set_as_default=False) as client:
             client.wait_for_workers(2)
-            from audit.cluster import prepare_workers
+            from audit.execution.cluster import prepare_workers
             prepare_workers(client)       # as `audit --scheduler` does when it connects
             bench("Dask LocalCluster, 2 workers", Executor(client=client))
     base = rows[0][2]

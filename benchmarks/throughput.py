@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from algorithms import REGISTRY, build
-from audit.instances import default_advice
-from audit.simulate import run_chunks, simulate
+from attacks.instances import default_advice
+from audit.execution.runs import simulate
+from audit.execution.executor import run_chunks
 
 
 def measure(alg, runs, jobs):

@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from audit.cli import main
-from audit.simulate import Executor, run_chunks
-from audit.store import Store
+from audit.cli.main import main
+from audit.execution.executor import Executor, run_chunks
+from audit.execution.store import Store
 
 SKIP_REASON = "the optional Dask extra is not installed (pip install '.[dask]')"
 

@@ -66,7 +66,7 @@ BENCHMARK_ARGS = {
     "distributed.py": ["--trials", "10000", "--repeat", "1"],
     "whitebox_validity.py": ["--seeds", "1", "--trials", "200", "--jobs", "2"],
 }
-GALLERY = ("from audit.gallery import build_gallery; "
+GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=2, names=['mutant-batch-sum'])")
 QUICK_START = ("python3 -m venv .venv && . .venv/bin/activate && pip install . && "
                "audit run private-exp3 --epsilon 0.5 --report report")

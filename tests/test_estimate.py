@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from audit.estimate import (Bound, EventTest, epsilon_lower_bound,
+from audit.engine.bounds import (Bound, EventTest, epsilon_lower_bound,
                             max_detectable_epsilon, one_sided_bounds,
                             select_and_test)
 

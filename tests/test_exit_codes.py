@@ -157,7 +157,7 @@ def _sitecustomize(tmp_path, body: str) -> dict:
 
 
 BROKEN_ENGINE = """
-    import audit.engine
+    import audit.engine.audit
 
     def audit_algorithm(*args, **kwargs):
         raise RuntimeError("simulated bug in the engine")

@@ -8,8 +8,8 @@ import pytest
 from algorithms.core import Algorithm, Claim, Learner
 from attacks.base import Scenario
 from attacks.events import CoordinateAbove, SwitchAt, Union, pilot_thresholds
-from audit.blackbox import run_scenarios
-from audit.simulate import simulate
+from audit.engine.audit import audit_scenarios
+from audit.execution.runs import simulate
 
 
 def _toy(epsilon: float, T: int = 4) -> Algorithm:
@@ -68,11 +68,11 @@ def test_coordinate_threshold_events_measure_the_laplace_epsilon():
     events = Union((CoordinateAbove((1,), (0,), thresholds), SwitchAt((1,))))
     assert events.point_rounds == (1,)
     sc = Scenario("toy:first-round", alg, a, b, events, rounds=2)
-    (res,) = run_scenarios([sc], alg.claim, trials=200_000, confidence=0.95, seed=3)
+    (res,) = audit_scenarios([sc], alg.claim, trials=200_000, confidence=0.95, seed=3)
     assert res.test.event.startswith("x_2[1] >")
     assert 0.7 < res.epsilon_lower_bound <= 1.0
     # Reproducible whatever the number of workers.
-    (res2,) = run_scenarios([sc], alg.claim, trials=200_000, confidence=0.95, seed=3, jobs=2)
+    (res2,) = audit_scenarios([sc], alg.claim, trials=200_000, confidence=0.95, seed=3, jobs=2)
     assert res2.epsilon_lower_bound == res.epsilon_lower_bound
 
 
@@ -104,7 +104,7 @@ def test_whitebox_replay_feeds_each_side_its_own_row():
     """Exact L(x) of a fixed history for Hedge, against the closed form: after
     the change at round 1 (expert 1's loss 1 vs 0), every later round adds
     ln P_t(x_t) − ln P′_t(x_t)."""
-    from audit.whitebox import action_loss
+    from audit.engine.privacy_loss import action_loss
     from algorithms.core import softmax_rows
     eta, K, T = 0.7, 3, 6
     alg = _hedge(eta, K, T)

@@ -14,8 +14,8 @@ from algorithms.projection_free.bandit import (check_rows, conditional_gradient,
                                                get_domain)
 from algorithms.registry import build
 from attacks.projection_free import FAMILY_ATTACKS, changed_pair
-from audit.simulate import simulate
-from audit.whitebox import transcript_loss
+from audit.execution.runs import simulate
+from audit.engine.privacy_loss import transcript_loss
 from tests.reference_projection_free import RefPrivateBandit
 
 NAMES = ["pfb-laplace", "pfb-laplace-derived", "pfb-gaussian", "pfb-gaussian-derived"]

@@ -14,8 +14,8 @@ import pytest
 
 from algorithms import build
 from audit.engine import audit_algorithm
-from audit.regret import regret_curve
-from audit.report import write_report
+from audit.engine.regret import regret_curve
+from audit.report.render import write_report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -223,7 +223,7 @@ def test_audit_run_with_report(tmp_path):
 # ----------------------------------------------------------------- what a reader sees
 
 def test_pair_shows_the_rounds_and_coordinates_that_differ():
-    from audit.report import _pair_text
+    from audit.report.render import _pair_text
     assert _pair_text("round 1: [1., 0.] vs [1., 1.]") == "round 1, arm 2: 0 vs 1"
     assert _pair_text("round 4: [1., 1.] vs [0., 0.]") == "round 4: arm 1: 1 vs 0, arm 2: 1 vs 0"
     pfb = "round 1: [ 0.,  1.,  0.,  0.,  0., -1.] vs [ 0., -1., -0., -0., -0.,  1.]"
@@ -306,6 +306,6 @@ def test_resumed_runtime_says_so(blackbox_doc, tmp_path):
 
 
 def test_engineering_tick_labels():
-    from audit.figures import eng
+    from audit.report.figures import eng
     assert [eng(x) for x in (500, 20_000, 100_000, 1_000_000, 2_500_000, 12_500)] == \
         ["500", "20k", "100k", "1M", "2.5M", "12.5k"]

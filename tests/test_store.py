@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from algorithms import build
-from audit.cli import main
+from audit.cli.main import main
 from audit.engine import audit_algorithm
-from audit.simulate import Executor, chunk_sizes, run_chunks
-from audit.store import Store, audit_fingerprint, default_path
+from audit.execution.runs import chunk_sizes
+from audit.execution.executor import Executor, run_chunks
+from audit.execution.store import Store, audit_fingerprint, default_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from audit.cli import main
-from audit.store import ORPHAN_AGE, Store, StoreError, keep_from_env
+from audit.cli.main import main
+from audit.execution.store import ORPHAN_AGE, Store, StoreError, keep_from_env
 
 SMALL = ["--trials", "1000", "--jobs", "1", "--quiet", "--mode", "black-box"]
 

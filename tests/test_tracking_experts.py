@@ -8,7 +8,7 @@ import pytest
 from algorithms import build
 from algorithms.tracking_experts.adaptive import project_clipped
 from attacks import ATTACKS
-from audit.simulate import simulate
+from audit.execution.runs import simulate
 from tests import reference_tracking_experts as ref
 
 

@@ -3,7 +3,7 @@ field and what is allowed: suite keys and types, ``--scale``, ``Claim``
 fields, ``--param`` for user factories, how a user factory gets ε and δ,
 ``--seed``/``--confidence``, ``--audit-scale``, output locations checked
 before any simulation; and the interface contract checked directly
-(``audit.contract.check_interface``) and in ``simulate``."""
+(``audit.engine.contract.check_interface``) and in ``simulate``."""
 from __future__ import annotations
 
 import math
@@ -16,8 +16,8 @@ import pytest
 
 from algorithms import REGISTRY, Algorithm, Claim, Learner, build
 from algorithms.errors import UserCodeError
-from audit.contract import check_interface
-from audit.simulate import simulate
+from audit.engine.contract import check_interface
+from audit.execution.runs import simulate
 from tests import user_algos
 from tests.test_exit_codes import FAST, one_error_line, run_audit
 
@@ -155,7 +155,7 @@ def test_claim_override_keeps_the_per_round_epsilon():
 def test_store_fingerprint_follows_the_per_round_claim():
     """The store's audit fingerprint includes the per-round ε_t, so an audit
     against another ε_t never resumes from the chunks of this one."""
-    from audit.store import audit_fingerprint
+    from audit.execution.store import audit_fingerprint
     alg = build("exp3", horizon=200)
     fp = [audit_fingerprint(alg, c, ["g1"], 2000, 0.95, 0, None) for c in
           (alg.claim, Claim.override(alg.claim, None, None, "u", 0.5),
@@ -398,7 +398,7 @@ def test_check_interface_uses_fewer_rounds_on_a_short_horizon():
 def test_check_interface_passes_every_registered_algorithm():
     """Every registered algorithm, on every pair its default attacks build
     (including conversions around the canary), keeps the interface."""
-    from audit.engine import scenarios_for
+    from audit.engine.scenarios import scenarios_for
     for name in REGISTRY:
         alg = build(name) if name == "exp3" else build(name, horizon=100)
         for sc in scenarios_for(alg, None)[0]:

@@ -11,10 +11,10 @@ import pytest
 from algorithms import build
 from attacks import ATTACKS
 from audit.engine import audit_algorithm
-from audit.simulate import simulate
-from audit.whitebox import (LossDistribution, action_loss, per_round_curve,
+from audit.execution.runs import simulate
+from audit.engine.privacy_loss import (LossDistribution, action_loss, per_round_curve,
                             search_worst_output, transcript_loss)
-from audit.whitebox_run import exceeds
+from audit.engine.evidence.whitebox import exceeds
 from tests.reference import RefEXP3
 
 
@@ -148,7 +148,7 @@ def test_release_means_are_the_noise_centres():
     for name, kw in [("private-exp3", dict(epsilon=0.5)), ("ldp-exp4", dict(epsilon=0.5, experts=3))]:
         alg = build(name, horizon=200, **kw)
         losses = np.random.default_rng(0).random((200, 2))
-        from audit.instances import default_advice
+        from attacks.instances import default_advice
         adv = default_advice(200, alg.n_experts, 2) if alg.n_experts else None
         tr = simulate(alg, losses, 2000, np.random.default_rng(1), advice=adv, record_transcript=True)
         m = alg.learner.transcript.means(tr.actions.astype(np.int64), losses, tr.aux, adv)

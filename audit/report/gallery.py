@@ -1,10 +1,12 @@
 """The committed report gallery: one audit report per registered algorithm.
 
 Regenerate with ``audit gallery --out reports`` (or
-``python -m audit.gallery --out reports``).  Every algorithm is built with its
+``python -m audit.report.gallery --out reports``).  Every algorithm is built with its
 registered defaults and audited with its default attacks and every white-box
 mode that applies, at the given budget and seed, so the gallery is
 reproducible run for run.
+
+May import: ``algorithms``, ``audit.engine``, ``audit.report``.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import shutil
 import sys
 import time
 
-from .figures import fmt
+from audit.report.figures import fmt
 
 README = "README.md"
 
@@ -40,9 +42,9 @@ def build_gallery(out_dir: str = "reports", trials: int = 200_000, seed: int = 0
     ``out_dir/README.md`` indexing them.  Returns one row per algorithm."""
     from algorithms import build
     from algorithms.registry import REGISTRY
-    from .engine import audit_algorithm, reproduce_command
-    from .regret import regret_curve
-    from .report import write_report
+    from audit.engine import audit_algorithm, reproduce_command
+    from audit.engine.regret import regret_curve
+    from audit.report.render import write_report
 
     names = list(names) if names else list(REGISTRY)
     unknown = [n for n in names if n not in REGISTRY]
@@ -82,7 +84,7 @@ def build_gallery(out_dir: str = "reports", trials: int = 200_000, seed: int = 0
 
 
 def _write_index(out_dir: str, rows: list, trials: int, seed: int, total: float) -> None:
-    from . import __version__
+    from audit import __version__
     today = datetime.date.today().isoformat()
     lines = [
         "# Audit reports of the built-in algorithms", "",
@@ -122,7 +124,7 @@ def _write_index(out_dir: str, rows: list, trials: int, seed: int, total: float)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m audit.gallery",
+    p = argparse.ArgumentParser(prog="python -m audit.report.gallery",
                                 description="Regenerate the report gallery of every built-in algorithm.")
     p.add_argument("--out", default="reports", metavar="DIR")
     p.add_argument("--trials", type=int, default=200_000)

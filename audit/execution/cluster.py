@@ -7,10 +7,15 @@ complete and handed back by chunk index, so counts do not depend on which
 worker ran what.  A worker that dies mid-chunk loses nothing that was
 counted: the scheduler reruns its task elsewhere, and the chunk's result is
 taken once, from the one future that completes.
+
+May import: ``audit.execution.runs`` and ``.store``; ``distributed`` (the
+``[dask]`` extra) only when a cluster is used.
 """
 from __future__ import annotations
 
 import os
+
+from .runs import batches, run_batch
 
 SCHEDULER_ENV = "AUDIT_SCHEDULER"
 TIMEOUT_ENV = "AUDIT_CONNECT_TIMEOUT"
@@ -34,7 +39,7 @@ def _worker_versions():
     import numpy
 
     import audit
-    from audit.store import tool_code_digest
+    from audit.execution.store import tool_code_digest
     return audit.__version__, numpy.__version__, tool_code_digest()
 
 
@@ -113,7 +118,6 @@ def run_on_cluster(client, task, chunks, finished, window: int | None = None,
     from distributed.client import FutureCancelledError
     from distributed.scheduler import KilledWorker
 
-    from .simulate import _chunk_batch, batches
 
     threads = sum(client.nthreads().values()) or 1
     if window is None:
@@ -127,7 +131,7 @@ def run_on_cluster(client, task, chunks, finished, window: int | None = None,
         if "task" not in remote:
             [remote["task"]] = client.scatter([task], broadcast=True, hash=False)
         n = attempts.get(group[0][0], 0)
-        fut = client.submit(_chunk_batch, remote["task"], group, pure=False,
+        fut = client.submit(run_batch, remote["task"], group, pure=False,
                             key=f"audit-chunks-{group[0][0]}-{len(group)}-{n}-{tag}")
         groups[fut.key] = group
         return fut

@@ -10,8 +10,10 @@ the file, the entry and the key, and what is allowed).
 Each entry's outcome is ok, FAIL (its expectation was not met) or ERROR (its
 audit raised: bad input, a user's algorithm that raised or broke the
 interface, or an internal error of the tool); an error does not stop the
-other entries.  ``audit.commands.cmd_check`` turns the outcomes into the
+other entries.  ``audit.cli.check.cmd_check`` turns the outcomes into the
 exit code.
+
+May import: ``algorithms``, ``attacks``, ``audit.engine``, ``audit.cli.common``.
 """
 from __future__ import annotations
 
@@ -149,7 +151,7 @@ def _check_value(where: str, key: str, value) -> None:
                                  f"boolean, got {v!r}")
     elif key in ("attacks", "modes"):
         from attacks import ATTACKS
-        from .engine import MODES
+        from audit.engine.evidence import MODES
         known = list(ATTACKS) if key == "attacks" else list(MODES)
         if not (isinstance(value, list) and value and all(isinstance(x, str) for x in value)):
             bad(f"a non-empty array of strings (omit the key for the default) from: "
@@ -232,7 +234,7 @@ def scaled_trials(settings: dict, entries: list[Entry], scale: float) -> list[in
 
 def _error_outcome(e: Entry, exc: BaseException, seconds: float, command) -> Outcome:
     """An entry whose audit raised: one line, and whose fault it is."""
-    from .cli import internal_error_line, one_line, user_function_in_traceback
+    from audit.cli.common import internal_error_line, one_line, user_function_in_traceback
     algo = e.spec["algorithm"]
     fn = None if isinstance(exc, (UserCodeError, ValueError)) else user_function_in_traceback(
         exc, algo)
@@ -255,7 +257,8 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
     and the others still run.  With an ``executor`` that has a store,
     completed chunks are kept (a rerun resumes) and every audit is recorded
     in the history (source "check", under the entry's name)."""
-    from .engine import attack_names, audit_algorithm, reproduce_command
+    from audit.engine import audit_algorithm, reproduce_command
+    from audit.engine.scenarios import attack_names
     per_entry = settings["alpha"] / len(entries)
     confidence = 1.0 - per_entry
     all_trials = scaled_trials(settings, entries, scale)

@@ -41,7 +41,8 @@ Transcript scope (``TranscriptModel``: releases = declared means + noise):
 
 Pilot streams are ``SeedSequence([seed, scenario, PILOT_STREAM, k])``,
 disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8).
-Imports: ``algorithms``, ``audit.whitebox``, ``audit.simulate``.
+
+May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``.
 """
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ import numpy as np
 from scipy import stats
 
 from algorithms.errors import UserCodeError, user_call
-from .simulate import simulate
-from .whitebox import FLOAT_TOL, TINY_LOG, checked_probs, replay_both, scope_of
+from audit.execution.runs import simulate
+from audit.engine.privacy_loss import FLOAT_TOL, TINY_LOG, checked_probs, replay_both, scope_of
 
 FALSE_REFUSAL = 1e-6
 PILOT_STREAM = 57025

@@ -10,6 +10,8 @@ and ``incurred`` finite losses of shape ``(runs,)``.  A broken promise or an
 exception raises ``algorithms.errors.UserCodeError`` naming the function and
 the round, which the command line prints as one line (exit 2 for a user's
 algorithm).
+
+May import: ``algorithms``.
 """
 from __future__ import annotations
 

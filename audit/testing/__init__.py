@@ -8,6 +8,8 @@ The pytest plugin (``audit.pytest_plugin``, registered through the
 ``pytest11`` entry point) adds ``--audit-scale=F`` to multiply every budget,
 e.g. ``pytest --audit-scale 0.1`` for a fast local run, and the marker
 ``@pytest.mark.privacy_audit`` to select or deselect these tests.
+
+May import: ``algorithms``, ``audit.engine``.
 """
 from __future__ import annotations
 

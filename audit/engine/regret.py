@@ -1,4 +1,7 @@
-"""Expected regret with a confidence interval, by simulation."""
+"""Expected regret with a confidence interval, by simulation.
+
+May import: ``algorithms``, ``attacks.instances``, ``audit.execution``.
+"""
 from __future__ import annotations
 
 import time
@@ -9,8 +12,9 @@ import numpy as np
 from scipy import stats
 
 from algorithms.core import Algorithm
-from .instances import make_instance
-from .simulate import run_chunks, simulate
+from attacks.instances import make_instance
+from audit.execution.runs import simulate
+from audit.execution.executor import run_chunks
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ counts and writes to stderr: it never touches a random stream, so results
 are the same with or without it.  ``reporting(reporter)`` makes a reporter
 the one in effect (``active()``) for code that is not handed one, e.g. the
 audits of ``audit check``.
+
+May import: tqdm and the standard library only.
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@
 
 Every file is written to a temporary name and renamed into place, so a
 failure never leaves a half-written report.
+
+May import: ``audit.report.figures``; it reads result documents, never
+the engine.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import os
 import re
 from typing import Optional
 
-from .figures import figure_for, fmt, regret_figure
+from audit.report.figures import figure_for, fmt, regret_figure
 
 REQUIRED = ("algorithm", "claim", "budget", "attacks", "verdict")
 SCOPES = {

@@ -7,6 +7,8 @@ common forms of colour blindness; line styles differ as well so the figures
 also read in grey scale.  Every series is thinned to at most ``MAX_POINTS``
 points before plotting, so even a document carrying full-length curves gives
 small files.
+
+May import: matplotlib and numpy only: it draws from result documents.
 """
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""pytest plugin: ``--audit-scale`` and the ``privacy_audit`` marker."""
+"""pytest plugin: ``--audit-scale`` and the ``privacy_audit`` marker.
+
+May import: ``audit.testing``.
+"""
 from __future__ import annotations
 
 import math

@@ -5,6 +5,8 @@ Why exact Clopper-Pearson: the audit's claim is "epsilon is at least X with
 confidence 1 - beta". Only an exact (conservative) binomial bound keeps that
 claim valid at every sample size, including the tails (0/n, n/n) where the
 strongest evidence lives and normal approximations fail.
+
+May import: numpy and scipy only (it knows nothing of algorithms).
 """
 from __future__ import annotations
 

@@ -23,6 +23,8 @@ that a rerun resumes, or an audit running right now) are kept until they
 are a week old.  After every ``audit run``/``audit check`` that writes to
 the store it is pruned to ``$AUDIT_STORE_KEEP`` (default 3; 0 = never), so
 a cached store stays bounded.
+
+May import: the standard library and numpy; ``audit`` for its version.
 """
 from __future__ import annotations
 
@@ -459,7 +461,7 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes) -> s
     against, the attacks, the budget (trials, confidence), the seed, the modes,
     and the versions of the tool and of numpy (the random streams).  Not the
     number of workers or the scheduler: the result does not depend on them."""
-    from . import __version__
+    from audit import __version__
     spec = {
         "store_schema": SCHEMA_VERSION,
         "tool_version": __version__,

@@ -1,20 +1,26 @@
-"""Black-box audit: run both sides of every neighbouring pair,
-pick an event on a selection half, bound its probabilities on the held-out
-half, and turn the bounds into a lower confidence bound on ε."""
+"""Black-box evidence: run both sides of a neighbouring pair, pick an event
+on a selection half, bound its probabilities on the held-out half, and turn
+the two bounds into a lower confidence bound on ε.
+
+May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.bounds``,
+``audit.engine.sampling``, ``audit.engine.evidence.base``.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
 from algorithms.core import Claim
-from .estimate import EventTest, max_detectable_epsilon, select_and_test
-from .simulate import run_chunks, simulate
+from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
+                                 one_sided_bounds, select_and_test)
+from audit.engine.evidence.base import Evidence, EvidenceResult
+from audit.engine.sampling import Request
+from audit.execution.runs import simulate
 
 
-@dataclass
-class ScenarioResult:
+@dataclass(repr=False)
+class EventTestResult(EvidenceResult):
     attack: str
     label: str
     claim: Claim                 # the claim this pair is judged against (group-scaled)
@@ -29,6 +35,10 @@ class ScenarioResult:
     rounds: int
     notes: list = field(default_factory=list)
     curve: dict = field(default_factory=dict)    # ε_lb as the held-out budget grows
+    kind = "black-box"
+    shares = 2          # one numerator lower bound, one denominator upper bound
+    exact = False
+    informational = False
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -41,8 +51,29 @@ class ScenarioResult:
         return self.epsilon_lower_bound / self.group_size
 
     @property
+    def ceiling(self) -> float:
+        return self.max_detectable_epsilon / self.group_size
+
+    @property
     def violation(self) -> bool:
         return self.epsilon_lower_bound > self.claim.epsilon
+
+    def _repr_fields(self) -> dict:
+        t = self.test
+        return {"event": t.event, "direction": t.direction,
+                "counts": f"{t.numerator.count}/{t.numerator.trials} vs "
+                          f"{t.denominator.count}/{t.denominator.trials}",
+                "alpha": self.alpha}
+
+    def summary_lines(self, confidence: float) -> list[str]:
+        t, r = self.test, self
+        group = f" [group of {r.group_size}: claim {r.claim.epsilon:g}]" if r.group_size > 1 else ""
+        lines = [f"  {r.label:30s} ε_lb = {r.epsilon_lower_bound:.4f}{group}   "
+                 f"event {t.event!s} ({t.direction}): "
+                 f"{t.numerator.count}/{t.numerator.trials} vs "
+                 f"{t.denominator.count}/{t.denominator.trials}"]
+        lines += [f"  {'':30s} note: {note}" for note in r.notes]
+        return lines
 
     def as_dict(self) -> dict:
         t = self.test
@@ -58,7 +89,7 @@ class ScenarioResult:
                        "selection_runs_per_side": self.n_selection},
             "bounds": {"numerator_lower": t.numerator.lower,
                        "denominator_upper": t.denominator.upper,
-                       "alpha_each": self.alpha},
+                       "alpha_each": self.alpha, "bounds_used": self.shares},
             "max_detectable_epsilon": self.max_detectable_epsilon,
             "pair": self.pair, "rounds_simulated": self.rounds, "notes": self.notes,
             "estimates": self._estimates(),
@@ -68,7 +99,6 @@ class ScenarioResult:
     def _estimates(self) -> dict:
         """The chosen event's probability on each side with its two-sided
         interval at the same per-bound α (for the report's figure)."""
-        from .estimate import one_sided_bounds
         out = {}
         for side, b in (("numerator", self.test.numerator), ("denominator", self.test.denominator)):
             full = one_sided_bounds(b.count, b.trials, self.alpha)
@@ -78,6 +108,8 @@ class ScenarioResult:
 
 
 def _count_task(scenario, losses):
+    """Counts of every event of the scenario's family on the even runs of a
+    chunk (selection half) and on the odd runs (held-out half)."""
     events = scenario.events
     wanted = tuple(getattr(events, "point_rounds", ()))
 
@@ -97,7 +129,6 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
     """ε_lb of the chosen event on growing prefixes of the held-out chunks, so
     a reader sees whether more budget would help.  (Each point is a valid bound
     on its own; the curve is for reading, the verdict uses the full budget.)"""
-    from .estimate import epsilon_lower_bound, one_sided_bounds
     e = labels.index(test.event)
     num, den = (parts_a, parts_b) if test.direction == "l>l'" else (parts_b, parts_a)
     x = np.cumsum([p[2][e] for p in num])
@@ -112,54 +143,34 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
     return {"runs_per_side": (2 * n[keep]).tolist(), "epsilon_lower_bound": eps}
 
 
-def run_scenarios(scenarios, claim: Claim, trials: int, confidence: float, seed: int,
-                  jobs: int = 1, show_progress: bool = False,
-                  alpha: Optional[float] = None, executor=None,
-                  progress=None) -> list[ScenarioResult]:
-    """Every (scenario, side) gets its own stream family
-    ``SeedSequence([seed, scenario index, side])`` cut into fixed chunks, so the
-    counts are the same for any number of workers.
+class EventTestEvidence(Evidence):
+    """Each side of the pair gets its own stream family ``[seed, index, side]``
+    cut into fixed chunks, so the counts are the same for any number of
+    workers.  Selection uses only the selection half; the held-out half is
+    touched once, for the one chosen (event, direction)."""
 
-    Multiplicity: α = (1 − confidence)/(scenarios × 2 directions × 2 bounds),
-    Bonferroni, so that all reported bounds hold simultaneously with
-    probability ≥ confidence.  Selection uses only the
-    selection half; the held-out half is touched once per scenario.
+    kind = "black-box"
+    shares = EventTestResult.shares
 
-    ``executor`` (``audit.simulate.Executor``) says where chunks run and
-    whether completed chunks are kept; its fingerprint covers the scenario
-    list, so the stream key ``[seed, i, side]`` names a chunk family.
+    def requests(self, trials: int) -> list[Request]:
+        sc = self.scenario
+        return [Request(_count_task(sc, losses), trials, (self.index, side), "black-box")
+                for side, losses in enumerate((sc.losses_a, sc.losses_b))]
 
-    ``progress`` (an ``audit.progress.Reporter``; default: a bar or lines on
-    stderr if ``show_progress``, else the one in effect) gets one phase per
-    pair; it only counts finished runs."""
-    from .progress import Reporter, active
-    if alpha is None:
-        alpha = (1.0 - confidence) / (len(scenarios) * 2 * 2)
-    if progress is None:
-        progress = Reporter() if show_progress else active()
-    results = []
-    for i, sc in enumerate(scenarios):
-        sc.check()
+    def conclude(self, samples: list[list], alpha: float) -> EventTestResult:
+        sc, claim = self.scenario, self.claim
         sides = []
-        with progress.phase(f"black-box {sc.label}", 2 * trials) as phase:
-            for side, losses in enumerate((sc.losses_a, sc.losses_b)):
-                base = side * trials
-                parts = run_chunks(_count_task(sc, losses), trials, [seed, i, side], jobs=jobs,
-                                   progress=lambda done, base=base: phase.to(base + done),
-                                   executor=executor, tag="black-box")
-                sel = np.sum([p[0] for p in parts], axis=0)
-                hold = np.sum([p[2] for p in parts], axis=0)
-                sides.append((sel, sum(p[1] for p in parts), hold, sum(p[3] for p in parts),
-                              parts))
-        (sa, n_sel, ha, n_hold, parts_a), (sb, n_sel_b, hb, n_hold_b, parts_b) = sides
+        for parts in samples:
+            sides.append((np.sum([p[0] for p in parts], axis=0), sum(p[1] for p in parts),
+                          np.sum([p[2] for p in parts], axis=0), sum(p[3] for p in parts)))
+        (sa, n_sel, ha, n_hold), (sb, n_sel_b, hb, n_hold_b) = sides
         assert n_sel == n_sel_b and n_hold == n_hold_b
-        scaled = claim.scaled_for_group(sc.group_size)
         test = select_and_test(sa, sb, n_sel, ha, hb, n_hold, sc.events.labels, alpha,
-                               delta=scaled.delta)
-        curve = _budget_curve(test, sc.events.labels, parts_a, parts_b, alpha, scaled.delta)
-        results.append(ScenarioResult(
-            attack=sc.label.split(":")[0], label=sc.label, claim=scaled, group_size=sc.group_size,
-            test=test, trials=trials, n_selection=n_sel, n_holdout=n_hold, alpha=alpha,
-            max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, scaled.delta),
-            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve))
-    return results
+                               delta=claim.delta)
+        curve = _budget_curve(test, sc.events.labels, samples[0], samples[1], alpha, claim.delta)
+        return EventTestResult(
+            attack=sc.label.split(":")[0], label=sc.label, claim=claim,
+            group_size=sc.group_size, test=test, trials=n_sel + n_hold, n_selection=n_sel,
+            n_holdout=n_hold, alpha=alpha,
+            max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, claim.delta),
+            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve)

@@ -15,9 +15,10 @@ L(x) > ε refutes ε-DP with no statistical error, with δ > 0 the event {x}
 counts through its mass), and the privacy-loss distribution, whose
 δ(ε) = E[(1 − e^{ε−L})₊] gets a simultaneous lower confidence bound.
 
-Everything here trusts the learner's declarations; ``audit.declarations``
+Everything here trusts the learner's declarations; ``audit.engine.declarations``
 checks them first.  Arithmetic is in log space and never yields NaN.
-Imports: ``algorithms`` only.
+
+May import: ``algorithms``.
 """
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
     """Replay ``rows`` histories on both sides: each side keeps its own state
     (so fields shared by all runs of one side, see ``Learner.shared``, are
     replayed correctly) and its own random stream (so hidden randomness shows
-    up as a loss on identical sequences, see ``audit.declarations``).
+    up as a loss on identical sequences, see ``audit.engine.declarations``).
     ``choose(t, logp_a, logp_b)`` returns the action of every history at
     round t given both sides' log-probabilities ``(rows, K)`` (a fixed
     history ignores them; a search uses them).
@@ -356,4 +357,3 @@ class LossDistribution:
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
         return lo
-

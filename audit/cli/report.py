@@ -1,0 +1,70 @@
+"""``audit report`` (re-render a saved result document) and ``audit
+gallery`` (audit every built-in algorithm and write all reports).
+
+May import: ``audit.execution``, ``audit.report``, ``audit.cli.common``.
+"""
+from __future__ import annotations
+
+from audit.cli.common import EXIT_OK, check_output_dir, nonnegative_int, positive_int
+
+
+def add_report_parsers(sub):
+    p = sub.add_parser("report", help="re-render a report from a saved result document",
+                       description="Write the HTML and Markdown report of a result document "
+                                   "saved with 'audit run --json'.")
+    p.add_argument("result", metavar="RESULT.json",
+                   help="an audit-result/1 document (required)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="folder to write the report into (required; no default)")
+    g = sub.add_parser("gallery", help="regenerate reports/ for every built-in algorithm",
+                       description="Audit every built-in algorithm and write its report, "
+                                   "plus an index, into one folder.")
+    g.add_argument("--out", default="reports", metavar="DIR",
+                   help="folder for the reports (default: %(default)s)")
+    g.add_argument("--trials", type=positive_int("--trials"), default=200_000,
+                   help="runs per side of every neighbouring pair (default: %(default)s)")
+    g.add_argument("--seed", type=nonnegative_int("--seed"), default=0,
+                   help="seed of every random stream (default: %(default)s)")
+    g.add_argument("--jobs", type=positive_int("--jobs"), default=None, metavar="N",
+                   help="worker processes (default: the number of CPUs)")
+
+
+def load_result(path: str) -> dict:
+    import json
+    try:
+        with open(path) as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable JSON result ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "audit-result/1":
+        raise ValueError(f"{path}: not an audit-result/1 document (schema "
+                         f"{doc.get('schema') if isinstance(doc, dict) else None!r})")
+    return doc
+
+
+def cmd_report(args):
+    from audit.report.render import write_report
+    from audit.execution.progress import Reporter
+    check_output_dir(args.out, "--out")
+    try:
+        with Reporter().phase(f"report {args.out}", 1, "reports") as phase:
+            paths = write_report(load_result(args.result), args.out)
+            phase.update(1)
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(args.result) else f"{args.result}: {msg}") from None
+    print(f"report written: {paths['html']} and {paths['md']}")
+    return EXIT_OK
+
+
+def cmd_gallery(args):
+    import os
+    from audit.report.gallery import build_gallery
+    from audit.execution.progress import Reporter, reporting
+    check_output_dir(args.out, "--out")
+    with reporting(Reporter()):  # every audit of the gallery reports its phases
+        build_gallery(args.out, trials=args.trials, seed=args.seed,
+                      jobs=args.jobs or os.cpu_count() or 1)
+    return EXIT_OK

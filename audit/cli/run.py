@@ -1,0 +1,151 @@
+"""``audit run``: audit one algorithm against its claim, print the verdict,
+optionally write the result document and a report.
+
+May import: ``algorithms``, ``attacks``, ``audit.execution``, ``audit.engine``,
+``audit.report``, ``audit.cli.common``.
+"""
+from __future__ import annotations
+
+from algorithms.core import Claim
+from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options,
+                              add_execution_options, auto_prune, build_algorithm,
+                              check_output_dir, check_writable, dedupe, execution, history_name,
+                              number, one_line, positive_int, write_json_atomic)
+
+
+def add_run_parser(sub):
+    p = sub.add_parser("run", help="audit an algorithm against its privacy claim",
+                       description="Audit one algorithm against its privacy claim: black-box "
+                                   "on every attack's neighbouring pairs, plus the white-box "
+                                   "modes that apply.  Exit 0 consistent, 1 violation, 2 bad "
+                                   "input, 3 internal error.")
+    add_algorithm_options(p)
+    p.add_argument("--claim-epsilon", type=number("--claim-epsilon", lo=0), metavar="E",
+                   help="audit against this ε instead of the algorithm's claim "
+                        "(default: the algorithm's own claim)")
+    p.add_argument("--claim-delta", type=number("--claim-delta", lo=0, hi=1, lo_open=False,
+                                                hi_open=True), metavar="D",
+                   help="audit against this δ (default: the algorithm's own claim)")
+    p.add_argument("--claim-per-round-epsilon", type=number("--claim-per-round-epsilon", lo=0),
+                   metavar="E", help="audit against this per-round ε_t (default: the "
+                                     "algorithm's own, if it declares one)")
+    p.add_argument("--trials", type=positive_int("--trials"), default=200_000,
+                   help="runs per side of every neighbouring pair (default: %(default)s)")
+    p.add_argument("--attack", action="append", metavar="NAME",
+                   help="an attack to run (repeatable; a repeated name runs once; see "
+                        "'audit list --attacks') (default: the algorithm's default attacks)")
+    p.add_argument("--confidence", type=number("--confidence", lo=0.5, hi=1, lo_open=False,
+                                               hi_open=True), default=0.95,
+                   help="confidence level C, 0.5 <= C < 1 (default: %(default)s)")
+    p.add_argument("--mode", action="append", metavar="MODE",
+                   help="black-box, per-round, search or pld (repeatable) "
+                        "(default: all that apply)")
+    p.add_argument("--report", metavar="DIR",
+                   help="also write an HTML and Markdown report into DIR (default: none)")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only the VERDICT line with the command that reproduces it "
+                        "(and the report path), errors and warnings; no progress "
+                        "(default: off)")
+    add_execution_options(p)
+
+
+def refuse_inapplicable_attacks(alg, names) -> None:
+    """Refuse, before any simulation, an ``--attack`` that is unknown or does
+    not apply to ``alg`` (its ``scenarios`` raises ValueError): one line
+    naming the flag, the attack and what it needs."""
+    from attacks import ATTACKS
+    for name in names or ():
+        attack = ATTACKS.get(name)
+        if attack is None:
+            raise ValueError(f"--attack {name!r}: unknown attack; choose from: "
+                             f"{', '.join(ATTACKS)}")
+        try:
+            attack.scenarios(alg)
+        except ValueError as exc:
+            raise ValueError(f"--attack {name}: {one_line(exc)} (see 'audit list --attacks')"
+                             ) from None
+
+
+def _resume_note(result, store) -> str:
+    if store is None or not result.chunks_reused:
+        return ""
+    total = result.chunks_reused + result.chunks_computed
+    return (f"  resumed: {result.chunks_reused} of {total} chunks came from the store "
+            f"{store.path}")
+
+
+def verdict_line(result, name: str) -> str:
+    """The one line ``--quiet`` prints: the verdict, the bound and the claim."""
+    c = result.claim
+    word = "VIOLATION" if result.violation else "consistent"
+    return (f"VERDICT: {word} — {name}: ε lower bound {result.epsilon_lower_bound:.6g} vs "
+            f"claim: ε = {c.epsilon:g}, δ = {c.delta:g} ({result.trials} runs per side, "
+            f"{result.confidence:.0%} confidence)")
+
+
+def cmd_run(args):
+    from audit.engine import audit_algorithm, reproduce_command
+    from audit.engine.scenarios import attack_names
+    from audit.execution.progress import Reporter, reporting
+    from audit.execution.store import keep_from_env
+
+    if args.report:
+        check_output_dir(args.report, "--report")
+    if args.json:
+        check_writable(args.json, "--json")
+    if not args.no_store:
+        keep_from_env()  # a bad $AUDIT_STORE_KEEP is refused before any work
+    args.attack = dedupe(args.attack)
+    reporter = Reporter(enabled=not args.quiet)
+    alg = build_algorithm(args)
+    refuse_inapplicable_attacks(alg, args.attack)
+    claim = Claim.override(alg.claim, args.claim_epsilon, args.claim_delta,
+                           "user-supplied claim (--claim-epsilon/--claim-delta/"
+                           "--claim-per-round-epsilon)", args.claim_per_round_epsilon)
+    echo = {"--epsilon": args.epsilon, "--delta": args.delta, "--horizon": args.horizon,
+            "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
+            "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
+            "--claim-per-round-epsilon": args.claim_per_round_epsilon}
+    command = reproduce_command(args.algorithm, echo, attack_names(alg, args.attack),
+                                args.trials, args.confidence,
+                                args.seed, args.mode)
+    pruned = None
+    with execution(args, args.jobs) as ex, reporting(reporter):
+        try:
+            result = audit_algorithm(alg, args.attack, trials=args.trials,
+                                     confidence=args.confidence, seed=args.seed, jobs=args.jobs,
+                                     claim=claim, command=command, modes=args.mode,
+                                     executor=ex, progress=reporter)
+        except KeyboardInterrupt:
+            if ex.store is not None:
+                import sys
+                print(f"audit: interrupted; completed chunks are kept in {ex.store.path}: "
+                      f"rerun the same command to resume", file=sys.stderr)
+            raise
+        if ex.store is not None:
+            ex.store.record_audit(result, result.fingerprint, source="run",
+                                  name=history_name(args))
+            pruned = auto_prune(ex.store)
+        note = _resume_note(result, ex.store)
+    if args.report:
+        from audit.engine.regret import regret_curve
+        with reporter.phase(f"report {args.report}", 2, "steps") as phase:
+            result.regret = regret_curve(alg, runs=200, seed=args.seed)
+            phase.update(1)
+            from audit.report.render import write_report
+            paths = write_report(result.as_dict(), args.report)
+            phase.update(1)
+    if args.quiet:  # the verdict, and the command that reproduces it (a CI log needs it)
+        print(verdict_line(result, args.algorithm))
+        print(f"  reproduce: {result.command}")
+    else:
+        print(result.summary())
+    if note:  # reused chunks are worth knowing even with --quiet
+        print(note)
+    if pruned and not args.quiet:
+        print(pruned)
+    if args.json:
+        write_json_atomic(args.json, result.as_dict())
+    if args.report:
+        print(f"  report: {paths['html']}")
+    return EXIT_VIOLATION if result.violation else EXIT_OK

@@ -1,0 +1,133 @@
+"""One audit from start to verdict: ``audit_algorithm`` builds the
+scenarios, checks them and the algorithm's declarations, turns every
+(scenario, mode) into a piece of evidence, gathers all of it through one
+sampler and returns an ``AuditResult``; ``reproduce_command`` is the command
+line that reruns it.
+
+May import: ``algorithms``, ``attacks``, ``audit.execution``, ``audit.engine``.
+"""
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Optional, Sequence
+
+from algorithms.core import Algorithm, Claim
+from audit.engine.declarations import check_declarations, failed, refusal_reason
+from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
+from audit.engine.sampling import Sampler
+from audit.engine.scenarios import check_scenarios, scenarios_for
+from audit.engine.verdict import AuditResult
+from audit.execution.executor import Executor
+from audit.execution.progress import Reporter, active
+from audit.execution.store import audit_fingerprint
+
+
+def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
+                      modes=None) -> str:
+    parts = ["audit", "run", alg_name]
+    for flag, value in args_echo.items():
+        if value is None:
+            continue
+        if flag == "--param":
+            for k, v in value:
+                parts += ["--param", f"{k}={v}"]
+        else:
+            parts += [flag, str(value)]
+    for a in attacks:
+        parts += ["--attack", a]
+    for m in modes or ():
+        parts += ["--mode", m]
+    parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
+    return shlex.join(parts)
+
+
+def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
+                    trials: int = 200_000, confidence: float = 0.95, seed: int = 0,
+                    jobs: int = 1, claim: Optional[Claim] = None, show_progress: bool = False,
+                    command: Optional[str] = None, modes: Optional[Sequence[str]] = None,
+                    executor: Optional[Executor] = None, progress=None) -> AuditResult:
+    """Audit ``alg`` against ``claim`` (its own by default): black-box on every
+    attack's pairs, plus the white-box modes wherever the algorithm supports
+    them (``modes`` restricts both).
+
+    ``executor`` (default: ``jobs`` local processes, nothing kept) may send
+    the chunks to a Dask cluster and keep completed chunks in a store, keyed
+    by this audit's fingerprint; the result is the same either way.
+    ``progress`` (``audit.execution.progress.Reporter``; default: one on stderr if
+    ``show_progress``, else the one in effect) reports every phase."""
+    if progress is None:
+        progress = Reporter() if show_progress else active()
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if trials < 2:
+        raise ValueError(f"trials must be >= 2 (half select, half test), got {trials}")
+    overridden = claim is not None
+    claim = claim or alg.claim
+    if claim is None:
+        raise ValueError(f"{alg.name} declares no privacy claim; give --claim-epsilon")
+    for m in modes or ():
+        if m not in MODES:
+            raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
+    wanted = set(modes or MODES)
+    scenarios, names = scenarios_for(alg, attacks)
+    check_scenarios(scenarios)
+    white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
+    # Declarations are checked, never trusted: a failed check switches the
+    # white-box modes off for every scenario running that algorithm.
+    checks, refused = [], {}
+    with progress.phase("declaration pilots", sum(map(bool, white)), "scenarios") as phase:
+        for i, (sc, ms) in enumerate(zip(scenarios, white)):
+            if ms and id(sc.algorithm) not in refused:
+                found = check_declarations(sc, seed, i)
+                checks += found
+                if failed(found):
+                    refused[id(sc.algorithm)] = found
+            if ms:
+                phase.update(1)
+    white = [[] if id(sc.algorithm) in refused else ms for sc, ms in zip(scenarios, white)]
+    black = "black-box" in wanted
+    if not black and not any(white):
+        if refused:
+            raise ValueError("the selected white-box modes were refused: "
+                             + refusal_reason(next(iter(refused.values())), detail=True)
+                             + "; run the black-box mode instead")
+        raise ValueError(f"no selected mode applies to {alg.name} with these attacks "
+                         f"(white-box needs an algorithm whose action or noise distributions "
+                         f"are exposed)")
+    # Black-box evidence first, then each scenario's white-box kinds; every
+    # piece is judged against the claim scaled for its scenario's group.
+    evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
+                for i, sc in enumerate(scenarios) if black]
+    evidence += [KINDS[m](sc, i, claim.scaled_for_group(sc.group_size))
+                 for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
+                 if m in ms]
+    fingerprint = None
+    if executor is not None and executor.store is not None:
+        fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes)
+    ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
+    start = time.perf_counter()
+    # Bonferroni over every bound that can err, summed over the evidence
+    # (exact evidence cannot err and takes no share).
+    results = collect(evidence, trials, confidence, Sampler(seed, ex, progress))
+    n_tests = sum(e.shares for e in evidence)
+    elapsed = time.perf_counter() - start
+    command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes)
+    return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
+                       n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
+                       chunks_computed=ex.computed, declaration_checks=tuple(checks),
+                       refused=tuple(refusal_reason(found) for found in refused.values()))
+
+
+def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.95,
+                    seed: int = 0, jobs: int = 1, executor: Optional[Executor] = None,
+                    progress=None) -> list:
+    """Black-box evidence on hand-built scenarios, each judged against
+    ``claim`` scaled for its group: the results, with all bounds holding
+    together with probability ≥ ``confidence``.  Streams are those of
+    ``audit_algorithm`` with the same scenarios in the same order."""
+    check_scenarios(scenarios)
+    evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
+                for i, sc in enumerate(scenarios)]
+    return collect(evidence, trials, confidence,
+                   Sampler(seed, executor or Executor(jobs=jobs), progress))

@@ -1,0 +1,107 @@
+"""The one interface every kind of evidence implements, and the α
+bookkeeping over all of them.
+
+Lifecycle of a piece of evidence about one neighbouring pair:
+
+1. ``shares``: how many bounds it uses that can err (a black-box event test
+   uses 2: one lower bound on the numerator, one upper bound on the
+   denominator, after selection; a loss distribution 2: one DKW band per
+   direction; exact evidence 0).
+2. ``requests(trials)``: the runs it needs, as ``audit.engine.sampling``
+   requests; the sampler runs them through the one executor.
+3. ``conclude(samples, alpha)``: turns the chunk results into a result
+   object (``EvidenceResult``), each fallible bound at level ``alpha``.
+
+``collect`` runs a list of evidence and gives each bound the same share
+α = (1 − confidence)/Σ shares (Bonferroni), so all bounds of an audit hold
+together with probability ≥ confidence, by construction.
+
+May import: ``audit.engine.sampling`` (and, in the kinds, ``algorithms``,
+``audit.engine.bounds``/``privacy_loss``, ``audit.execution.runs``).
+"""
+from __future__ import annotations
+
+import math
+
+from audit.engine.sampling import Request, Sampler
+
+
+class EvidenceResult:
+    """What every result object offers (the kinds are dataclasses with
+    these fields and properties): ``kind``, ``attack``, ``label``,
+    ``epsilon_lower_bound``, ``per_record_lower_bound`` (what counts toward
+    the audit's ε_lb; 0 for evidence about something other than the total
+    ε), ``violation``, ``exact``, ``informational``, ``alpha`` (the level of
+    each fallible bound), ``shares``, ``ceiling`` (the largest per-record ε
+    the budget could show, None when not limited by a budget), ``as_dict()``
+    (its entry in the result document) and ``summary_lines(confidence)``."""
+
+    # No class-level defaults here: the kinds are dataclasses, and an
+    # inherited default would turn their required fields into optional ones.
+
+    @property
+    def alpha_spent(self) -> float:
+        """This result's part of 1 − confidence."""
+        return self.shares * self.alpha
+
+    def _repr_fields(self) -> dict:
+        return {}
+
+    def __repr__(self) -> str:
+        if self.informational:
+            verdict = "information only"
+        else:
+            verdict = "violation" if self.violation else "consistent"
+        fields = {"label": self.label, "epsilon_lower_bound": self.epsilon_lower_bound,
+                  "exact": self.exact, **self._repr_fields(), "verdict": verdict}
+        body = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v!r}"
+                         for k, v in fields.items())
+        return f"{type(self).__name__}({body})"
+
+
+class Evidence:
+    """One kind of evidence about one scenario (a neighbouring pair).
+    ``index`` is the scenario's place in the audit (it names the streams),
+    ``claim`` the claim this pair is judged against (scaled for its group)."""
+
+    kind: str = ""
+    shares: int = 0
+    unit: str = "runs"
+
+    def __init__(self, scenario, index: int, claim):
+        self.scenario, self.index, self.claim = scenario, index, claim
+
+    @property
+    def phase(self) -> str:
+        return f"{self.kind} {self.scenario.label}"
+
+    def requests(self, trials: int) -> list[Request]:
+        return []
+
+    def conclude(self, samples: list[list], alpha: float) -> EvidenceResult:
+        raise NotImplementedError
+
+
+def alpha_per_share(evidence: list[Evidence], confidence: float) -> float:
+    """(1 − confidence) split evenly over every fallible bound of the audit;
+    0 when nothing can err."""
+    total = sum(e.shares for e in evidence)
+    return (1.0 - confidence) / total if total else 0.0
+
+
+def collect(evidence: list[Evidence], trials: int, confidence: float,
+            sampler: Sampler) -> list[EvidenceResult]:
+    """Sample and conclude every piece of evidence, in order."""
+    alpha = alpha_per_share(evidence, confidence)
+    out = []
+    for e in evidence:
+        wanted = e.requests(trials)
+        samples = sampler.sample(e.phase, wanted, e.unit) if wanted else []
+        result = e.conclude(samples, alpha if e.shares else 0.0)
+        out.append(result)
+    spent = sum(r.alpha_spent for r in out)
+    # The bookkeeping is exact by construction; a kind whose result reports
+    # other shares than it declared would break the guarantee.
+    if spent and not math.isclose(spent, 1.0 - confidence, rel_tol=1e-9):
+        raise AssertionError(f"α shares sum to {spent}, not 1 − confidence = {1 - confidence}")
+    return out

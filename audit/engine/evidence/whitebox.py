@@ -1,0 +1,111 @@
+"""The result of white-box evidence (per-round curve, worst-output search,
+privacy-loss distribution) and what the three kinds share: which apply to a
+scenario, the floating-point margin of exact comparisons, curve thinning.
+
+May import: ``audit.engine.privacy_loss``, ``audit.engine.evidence.base``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from audit.engine.evidence.base import EvidenceResult
+from audit.engine.privacy_loss import scope_of
+
+WHITE_MODES = ("per-round", "search", "pld")
+# Exact losses are sums of floating-point terms; a loss that equals the claim
+# in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
+# a violation because of rounding.
+REL_TOL = 1e-9
+
+
+def exceeds(value: float, claim: float) -> bool:
+    return value > claim * (1 + REL_TOL) + 1e-12
+
+
+def downsample(x: np.ndarray, n: int = 2000) -> list:
+    """Curves for the document and figures: at most n points, keeping maxima."""
+    x = np.asarray(x, dtype=float)
+    if x.size <= n:
+        return x.tolist()
+    edges = np.linspace(0, x.size, n + 1).astype(int)
+    return np.maximum.reduceat(x, edges[:-1]).tolist()
+
+
+@dataclass(repr=False)
+class WhiteBoxResult(EvidenceResult):
+    attack: str
+    kind: str                     # per-round | search | pld
+    scope: str
+    epsilon_lower_bound: float
+    claim_value: float            # the number it is compared with
+    claim_label: str
+    event: str
+    exact: bool                   # True: no statistical error at all
+    details: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    counts_toward_total: bool = True  # per-round ε_t is not an ε for the whole run
+    # Shown for information only, never a verdict (a per-round curve without
+    # a per-round claim: a conditional ratio can approach 2ε for an ε-DP algorithm).
+    informational: bool = False
+    alpha: float = 0.0            # level of each fallible bound (pld's DKW bands)
+    shares: int = 0               # fallible bounds used: 2 for pld, 0 for exact kinds
+    ceiling: Optional[float] = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.attack} [white-box {self.kind}]"
+
+    @property
+    def violation(self) -> bool:
+        return not self.informational and exceeds(self.epsilon_lower_bound, self.claim_value)
+
+    @property
+    def per_record_lower_bound(self) -> float:
+        return self.epsilon_lower_bound if self.counts_toward_total else 0.0
+
+    def _repr_fields(self) -> dict:
+        fields = {"kind": self.kind, "scope": self.scope, "compared_with": self.claim_label}
+        if self.shares:
+            fields["alpha"] = self.alpha
+        return fields
+
+    def summary_lines(self, confidence: float) -> list[str]:
+        verdict = ("information only" if self.informational
+                   else "VIOLATION" if self.violation else "ok")
+        exact = "exact" if self.exact else f"{confidence:.0%}"
+        head = f"  {self.label:30s} "
+        if self.informational:
+            lines = [head + f"max ε_t = {self.epsilon_lower_bound:.6g}: {verdict} "
+                            f"(no per-round claim to compare with)"]
+        else:
+            lines = [head + f"ε_lb = {self.epsilon_lower_bound:.6g} ({exact}) vs "
+                            f"{self.claim_label} {self.claim_value:.6g}: {verdict}"]
+        lines.append(f"  {'':30s} {self.event}")
+        lines += [f"  {'':30s} note: {note}" for note in self.notes]
+        return lines
+
+    def as_dict(self) -> dict:
+        verdict = ("information" if self.informational
+                   else "violation" if self.violation else "consistent")
+        return {"name": self.attack, "scenario": f"{self.attack}:{self.kind}", "mode": "white-box",
+                "kind": self.kind, "scope": self.scope,
+                "epsilon_lower_bound": self.epsilon_lower_bound,
+                "claim_compared": {"value": self.claim_value, "what": self.claim_label},
+                "verdict": verdict,
+                "event": self.event, "exact": self.exact,
+                "counts": self.details.get("counts"), "bounds": self.details.get("bounds"),
+                "details": {k: v for k, v in self.details.items() if k not in ("counts", "bounds")},
+                "notes": self.notes}
+
+
+def applicable_modes(scenario) -> list[str]:
+    scope = scope_of(scenario.algorithm)
+    if scope is None or scenario.group_size != 1:
+        return []
+    modes = ["pld"]
+    if scope == "actions":
+        modes = (["per-round"] if scenario.history is not None else []) + ["search", "pld"]
+    return modes
