@@ -37,13 +37,147 @@ whose output is a point rather than an arm use two more fields:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Optional
 
 import numpy as np
+from scipy.special import ndtr
 
 State = dict
 Rng = np.random.Generator
+
+
+# ------------------------------------------------------------ noise laws
+# The law of the noise on each released value, given the release's mean
+# (for a finite law: its true value).  Each law gives the exact log-density
+# (for the privacy loss), and what the declaration checks test the releases
+# against: a CDF for a continuous law, the probability table for a finite one.
+@dataclass(frozen=True)
+class Laplace:
+    """y = mean + Lap(0, scale): density e^{−|y − m|/b}/(2b)."""
+
+    scale: float
+    kind = "laplace"
+    continuous = True
+
+    def __post_init__(self):
+        _positive("Laplace scale", self.scale)
+
+    def log_density(self, y, mean):
+        return -np.abs(np.asarray(y) - mean) / self.scale - math.log(2 * self.scale)
+
+    def log_ratio(self, y, mean_num, mean_den):
+        """ln f(y | m) − ln f(y | m′) = (|y − m′| − |y − m|)/b."""
+        return (np.abs(y - mean_den) - np.abs(y - mean_num)) / self.scale
+
+    def cdf(self, y, mean):
+        z = (np.asarray(y) - mean) / self.scale
+        with np.errstate(over="ignore"):
+            return np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0)),
+                            1.0 - 0.5 * np.exp(-np.maximum(z, 0.0)))
+
+    def __str__(self) -> str:
+        return f"Laplace(0, {self.scale:.4g})"
+
+
+@dataclass(frozen=True)
+class Gaussian:
+    """y = mean + N(0, σ²): density e^{−(y − m)²/2σ²}/(σ√(2π))."""
+
+    sigma: float
+    kind = "gaussian"
+    continuous = True
+
+    def __post_init__(self):
+        _positive("Gaussian sigma", self.sigma)
+
+    def log_density(self, y, mean):
+        z = (np.asarray(y) - mean) / self.sigma
+        return -0.5 * z * z - math.log(self.sigma * math.sqrt(2 * math.pi))
+
+    def log_ratio(self, y, mean_num, mean_den):
+        """ln f(y | m) − ln f(y | m′) = ((y − m′)² − (y − m)²)/(2σ²), written
+        as (m − m′)(2y − m − m′)/(2σ²) (no cancellation of large squares)."""
+        return (mean_num - mean_den) * (2 * y - mean_num - mean_den) / (2 * self.sigma ** 2)
+
+    def cdf(self, y, mean):
+        return ndtr((np.asarray(y) - mean) / self.sigma)
+
+    def __str__(self) -> str:
+        return f"N(0, {self.sigma:.4g}²)"
+
+
+@dataclass(frozen=True)
+class Finite:
+    """A release y ∈ {0, …, m − 1} drawn from row v of ``table``
+    (P(y | v) = table[v][y]) where v ∈ {0, …, n − 1} is the true value:
+    randomized response and other finite-output mechanisms.  ``means`` of the
+    transcript model returns v (as a float array), the release is y."""
+
+    table: tuple            # n rows of m probabilities, each row summing to 1
+    kind = "finite"
+    continuous = False
+
+    def __post_init__(self):
+        t = np.asarray(self.table, dtype=float)
+        if t.ndim != 2 or t.shape[0] < 1 or t.shape[1] < 2:
+            raise ValueError(f"Finite table must be (values, outputs) with >= 2 outputs, got "
+                             f"shape {t.shape}")
+        if not (np.all(np.isfinite(t)) and np.all(t >= 0)
+                and np.allclose(t.sum(axis=1), 1.0, rtol=0, atol=1e-12)):
+            raise ValueError("Finite table rows must be probabilities summing to 1")
+        object.__setattr__(self, "table", tuple(tuple(float(x) for x in row) for row in t))
+
+    @staticmethod
+    def randomized_response(epsilon: float, k: int = 2) -> "Finite":
+        """k-ary randomized response: the true value with probability
+        e^ε/(e^ε + k − 1), each other value with 1/(e^ε + k − 1)."""
+        e = math.exp(epsilon)
+        return Finite(tuple(tuple((e if i == j else 1.0) / (e + k - 1) for j in range(k))
+                            for i in range(k)))
+
+    @property
+    def array(self) -> np.ndarray:
+        return np.asarray(self.table, dtype=float)
+
+    def _index(self, x, size: int, what: str):
+        x = np.asarray(x, dtype=float)
+        ok = np.isfinite(x)
+        xs = np.where(ok, x, 0.0)
+        i = xs.astype(np.int64)
+        bad = ok & ((i != xs) | (i < 0) | (i >= size))
+        if np.any(bad):
+            raise ValueError(f"Finite law: {what} must be integers in [0, {size}), got "
+                             f"{x[bad][:3].tolist()}")
+        return i, ok
+
+    def probability(self, y, value):
+        """P(y | v) elementwise; NaN where y or v is NaN (nothing released)."""
+        t = self.array
+        v, okv = self._index(value, t.shape[0], "true values (means)")
+        yy, oky = self._index(y, t.shape[1], "releases")
+        return np.where(okv & oky, t[v, yy], np.nan)
+
+    def log_density(self, y, mean):
+        with np.errstate(divide="ignore"):
+            return np.log(self.probability(y, mean))
+
+    def log_ratio(self, y, mean_num, mean_den):
+        """ln P(y | v) − ln P(y | v′); −inf where y is impossible under v,
+        +inf where only v′ makes it impossible."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.log_density(y, mean_num) - self.log_density(y, mean_den)
+
+    def __str__(self) -> str:
+        t = self.array
+        return f"finite law ({t.shape[0]} values × {t.shape[1]} outputs)"
+
+
+def _positive(name, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)) \
+            or not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 class TranscriptModel(NamedTuple):
@@ -56,8 +190,18 @@ class TranscriptModel(NamedTuple):
     * ``means(actions, losses, aux, advice)``: given the actions ``(M, T)`` of a
       transcript, the losses ``(T, K)``, the recorded aux and the public
       advice (or None), the mean of each
-      release, shape ``(M, n_releases[, d])``, in release order.
-    * ``scale``: the Laplace scale of the noise added to each mean.
+      release, shape ``(M, n_releases[, d])``, in release order (for a
+      ``Finite`` law: each release's true value).
+    * ``scale``: the Laplace scale of the noise added to each mean (the
+      shorthand for ``law=Laplace(scale)``, which every model had before
+      other laws existed); or
+    * ``law``: the noise law, ``Laplace(b)``, ``Gaussian(σ)`` or
+      ``Finite(table)``.  Give one of ``scale`` and ``law``.
+    * ``history_free``: the means depend on the losses only, not on the
+      actions or aux (full-information learners releasing noisy sums):
+      ``means`` may then be called with any actions and ``aux=None``, and
+      the releases are a fixed product mechanism, so the worst case of a
+      pair is computable.  Checked on the pilots like every declaration.
 
     Every learner using it must choose actions from past releases and public
     data only, so that the action terms cancel in the loss.
@@ -65,8 +209,24 @@ class TranscriptModel(NamedTuple):
 
     released: Callable[[State], np.ndarray]
     means: Callable[..., np.ndarray]
-    scale: float
+    scale: Optional[float] = None
     aux: Optional[Callable[[State], np.ndarray]] = None
+    law: Optional[object] = None
+    history_free: bool = False
+
+    @property
+    def noise(self):
+        """The declared noise law (``Laplace(scale)`` when only a scale is given)."""
+        if self.law is not None:
+            if self.scale is not None:
+                raise ValueError("TranscriptModel: give either scale (Laplace) or law, not both")
+            if not isinstance(self.law, (Laplace, Gaussian, Finite)):
+                raise ValueError(f"TranscriptModel.law must be Laplace, Gaussian or Finite, got "
+                                 f"{self.law!r}")
+            return self.law
+        if self.scale is None:
+            raise ValueError("TranscriptModel needs a noise law (law=...) or a Laplace scale")
+        return Laplace(float(self.scale))
 
 
 class Learner(NamedTuple):

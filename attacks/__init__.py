@@ -1,11 +1,12 @@
-"""Neighbouring-pair constructions, canaries and event families."""
+"""Neighbouring-pair constructions, canaries, the neighbour search and event families."""
 from .base import Attack, Scenario
 from .canary import Canary, threshold_canary
 from .pairs import BatchEdge, FirstRound, G1, Lemma51, RareArm
+from .search import NeighbourSearch
 from . import agarwal_singh, projection_free, tracking_experts
 
 ATTACKS = {a.name: a for a in (G1(), Canary(), FirstRound(), BatchEdge(), Lemma51(), RareArm(),
                                *agarwal_singh.FAMILY_ATTACKS, *tracking_experts.FAMILY_ATTACKS,
-                               *projection_free.FAMILY_ATTACKS)}
+                               *projection_free.FAMILY_ATTACKS, NeighbourSearch())}
 
 __all__ = ["ATTACKS", "Attack", "Scenario", "threshold_canary"]

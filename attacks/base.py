@@ -32,6 +32,11 @@ class Scenario:
     # A fixed output history for the white-box per-round mode (0-based arms).
     history: Optional[np.ndarray] = None
     history_label: str = ""
+    # A learned witness (a classifier's score over whole trajectories, see
+    # audit.engine.witness) competes with ``events`` in the black-box test:
+    # None lets the engine decide (on for the search attack and for
+    # algorithms that declare no attacks), True or False forces it.
+    learned: Optional[bool] = None
 
     def differing_rounds(self) -> np.ndarray:
         return np.flatnonzero(np.any(self.losses_a != self.losses_b, axis=1))

@@ -5,11 +5,19 @@ The engine only ever keeps counts: a family maps a chunk of action sequences
 rounds the family lists in ``point_rounds``: ``{round: (runs, d)}``) to how
 many runs fall in each event, so memory does not grow with the number of runs.
 Every family has ``labels``, ``point_rounds`` and ``count(actions, points)``.
+
+Single-round events miss leaks that show only jointly (two actions that are
+each distributed alike on both sides but are coupled differently), so the
+standard families also hold joint events {I_s = a and I_u = b} over a
+bounded number of round pairs (``JointActionAt``, ``joint_pairs``).  Pure-ε
+claims are refuted where probabilities are small, so the thresholds of point
+events reach far into both tails of a pilot sample (``CoordinateAbove``,
+``CoordinateBelow``, ``quantile_thresholds``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -29,6 +37,54 @@ class ActionAt:
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         cols = actions[:, list(self.rounds)]
         return np.stack([(cols == a).sum(axis=0) for a in range(self.n_arms)], axis=1).ravel()
+
+
+@dataclass(frozen=True)
+class JointActionAt:
+    """{I_s = a and I_u = b} for each listed pair of rounds (s, u) (0-based,
+    1-based in labels) and arms a, b: K² events a pair.  Two rounds whose
+    actions are each distributed alike on both sides can still be coupled
+    differently; only a joint event sees that."""
+
+    pairs: tuple        # ((s, u), ...), 0-based
+    n_arms: int
+    point_rounds = ()
+
+    @property
+    def labels(self) -> list[str]:
+        K = self.n_arms
+        return [f"I_{s + 1} = {a + 1} and I_{u + 1} = {b + 1}"
+                for s, u in self.pairs for a in range(K) for b in range(K)]
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        K = self.n_arms
+        out = [np.bincount(actions[:, s].astype(np.int64) * K + actions[:, u], minlength=K * K)
+               for s, u in self.pairs]
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+# Joint events are K² a pair of rounds: at most this many in a standard
+# family, over pairs among at most JOINT_ROUNDS rounds.
+JOINT_EVENTS = 256
+JOINT_ROUNDS = 6
+
+
+def joint_pairs(rounds: Sequence[int], n_arms: int, max_events: int = JOINT_EVENTS,
+                max_rounds: int = JOINT_ROUNDS) -> tuple:
+    """Pairs (s, u), s < u, among the first ``max_rounds`` of ``rounds`` (in
+    the order given: the rounds that matter first), as many as keep the
+    number of joint events K²·pairs within ``max_events``; nearer pairs
+    first."""
+    chosen = []
+    for t in rounds:
+        t = int(t)
+        if t not in chosen:
+            chosen.append(t)
+        if len(chosen) == max_rounds:
+            break
+    pairs = sorted(((min(s, u), max(s, u)) for i, s in enumerate(chosen) for u in chosen[i + 1:]),
+                   key=lambda p: (p[1] - p[0], p))
+    return tuple(pairs[:max_events // (n_arms * n_arms)])
 
 
 @dataclass(frozen=True)
@@ -126,16 +182,73 @@ class CoordinateAbove:
         return np.concatenate(out)
 
 
+@dataclass(frozen=True)
+class CoordinateBelow:
+    """{x_t[i] ≤ c}: the lower-tail twin of ``CoordinateAbove`` (whose events
+    {x > c} at a low threshold c have probability near 1 on both sides, so
+    they cannot show a ratio there).  Thresholds fixed before the audit."""
+
+    rounds: tuple
+    coords: tuple
+    thresholds: tuple      # one tuple of thresholds per (round, coordinate)
+
+    @property
+    def point_rounds(self) -> tuple:
+        return tuple(self.rounds)
+
+    @property
+    def labels(self) -> list[str]:
+        out, k = [], 0
+        for t in self.rounds:
+            for i in self.coords:
+                out += [f"x_{t + 1}[{i + 1}] <= {c:.4g}" for c in self.thresholds[k]]
+                k += 1
+        return out
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out, k = [], 0
+        for t in self.rounds:
+            x = points[t]
+            for i in self.coords:
+                c = np.asarray(self.thresholds[k])
+                out.append((x[:, i][:, None] <= c[None, :]).sum(axis=0))
+                k += 1
+        return np.concatenate(out)
+
+
+# Quantile levels of the point thresholds: a central grid, and far tails
+# (down to the pilot's extremes, level ~1/(pilot size)) where a pure-ε claim
+# is refuted by small probabilities.
+TAIL_LEVELS = (0.001, 0.003, 0.01)
+
+
+def quantile_thresholds(values: np.ndarray, n_thresholds: int = 15,
+                        tails: bool = True) -> tuple[tuple, tuple]:
+    """(upper, lower) thresholds from a pilot sample: ``upper`` for events
+    {x > c} (a central grid of ``n_thresholds`` quantiles, the upper tail
+    levels 1 − ``TAIL_LEVELS`` and the sample's maximum), ``lower`` for events
+    {x ≤ c} (the tail levels and the minimum; empty without ``tails``)."""
+    values = np.asarray(values, dtype=float)
+    central = np.quantile(values, np.linspace(0.02, 0.98, n_thresholds))
+    if not tails:
+        return tuple(float(c) for c in np.unique(central)), ()
+    upper = np.concatenate([central, np.quantile(values, 1 - np.array(TAIL_LEVELS)),
+                            [values.max()]])
+    lower = np.concatenate([[values.min()], np.quantile(values, TAIL_LEVELS)])
+    return (tuple(float(c) for c in np.unique(upper)),
+            tuple(float(c) for c in np.unique(lower)))
+
+
 def pilot_quantiles(alg, losses_pair, point_rounds: Sequence[int], statistics, stream: int,
                     n_thresholds: int = 15, pilot_runs: int = 4000, advice=None) -> tuple:
-    """Thresholds for point events, fixed before the audit: quantiles of each
-    statistic over a pilot sample of both sides.  ``statistics(points)`` maps
-    the recorded points ``{round: (runs, d)}`` to a list of per-run values,
-    one array per threshold group.  The pilot draws from
-    ``SeedSequence([0x5EED, stream, side])``, independent of every audit
+    """Thresholds for point events {x > c}, fixed before the audit: quantiles
+    of each statistic over a pilot sample of both sides (the upper thresholds
+    of ``quantile_thresholds``: a central grid and the far upper tail).
+    ``statistics(points)`` maps the recorded points ``{round: (runs, d)}`` to
+    a list of per-run values, one array per threshold group.  The pilot draws
+    from ``SeedSequence([0x5EED, stream, side])``, independent of every audit
     stream, so events chosen from it keep the audit's bounds valid."""
     from audit.execution.runs import simulate
-    qs = np.linspace(0.02, 0.98, n_thresholds)
     pooled = None
     for side, losses in enumerate(losses_pair):
         rng = np.random.default_rng(np.random.SeedSequence([0x5EED, stream, side]))
@@ -143,8 +256,7 @@ def pilot_quantiles(alg, losses_pair, point_rounds: Sequence[int], statistics, s
                       point_rounds=point_rounds)
         values = statistics(tr.points)
         pooled = [[v] for v in values] if pooled is None else [p + [v] for p, v in zip(pooled, values)]
-    return tuple(tuple(float(c) for c in np.unique(np.quantile(np.concatenate(p), qs)))
-                 for p in pooled)
+    return tuple(quantile_thresholds(np.concatenate(p), n_thresholds)[0] for p in pooled)
 
 
 def pilot_thresholds(alg, losses_pair, rounds: Sequence[int], coords: Sequence[int],
@@ -157,15 +269,47 @@ def pilot_thresholds(alg, losses_pair, rounds: Sequence[int], coords: Sequence[i
 
 
 def standard_events(rounds: int, n_arms: int, focus: Sequence[int] = (), max_rounds: int = 64,
-                    windows: Sequence[tuple] = ()) -> Union:
+                    windows: Sequence[tuple] = (), joint: Optional[Sequence[int]] = None) -> Union:
     """Actions at the focus rounds and at up to ``max_rounds`` rounds spread
-    over the prefix, plus arm counts over the given windows (by default the
-    whole prefix when it is short)."""
+    over the prefix, joint actions at pairs of the focus rounds (or of the
+    rounds ``joint`` lists; ``joint_pairs`` keeps their number bounded), plus
+    arm counts over the given windows (by default the whole prefix when it
+    is short)."""
     spread = np.unique(np.linspace(0, rounds - 1, min(rounds, max_rounds)).astype(int))
     chosen = tuple(sorted(set(int(t) for t in focus if 0 <= t < rounds) | set(spread.tolist())))
     parts = [ActionAt(chosen, n_arms)]
+    pairs = joint_pairs([t for t in (focus if joint is None else joint) if 0 <= t < rounds], n_arms)
+    if pairs:
+        parts.append(JointActionAt(pairs, n_arms))
     if not windows and rounds <= 256:
         windows = ((0, rounds),)
     if windows:
         parts.append(ArmCountAtLeast(tuple(windows), n_arms))
+    return Union(tuple(parts))
+
+
+def events_after(change: int, rounds: int, n_arms: int, focus: Sequence[int] = (),
+                 max_rounds: int = 64, window: int = 256, joint: bool = True) -> Union:
+    """The standard family of a pair that differs only at round ``change``
+    (0-based).  The actions up to that round are alike on both sides, so
+    every event looks after it: actions at the focus rounds (default: the 8
+    rounds after the change; the first ones matter most) and at up to
+    ``max_rounds`` rounds spread over the rest of the prefix, switches at
+    the focus rounds, joint actions at pairs of the first focus rounds
+    (``joint_pairs``; none without ``joint``) and arm counts over at most
+    ``window`` rounds after the change."""
+    first = change + 1
+    if first >= rounds:
+        raise ValueError(f"a change at round {change + 1} shows in no action of a "
+                         f"{rounds}-round prefix")
+    order = [int(t) for t in focus if first <= t < rounds] or list(range(first, min(rounds,
+                                                                                  first + 8)))
+    order = list(dict.fromkeys(order))
+    spread = np.unique(np.linspace(first, rounds - 1, min(rounds - first, max_rounds)).astype(int))
+    parts = [ActionAt(tuple(sorted(set(order) | set(spread.tolist()))), n_arms),
+             SwitchAt(tuple(sorted(order))),
+             ArmCountAtLeast(((first, min(rounds, first + window)),), n_arms)]
+    pairs = joint_pairs(order, n_arms) if joint else ()
+    if pairs:
+        parts.insert(1, JointActionAt(pairs, n_arms))
     return Union(tuple(parts))

@@ -59,15 +59,14 @@ def test_tree_learners_match_reference_on_same_stream(name, kind, T):
     alg = build(name, horizon=T, arms=3, params=param)
     losses = np.random.default_rng(5).random((T, 3))
     for seed in range(5):
-        tr = _run_vectorised(alg, losses, seed, transcript=kind == "ftrl")
+        tr = _run_vectorised(alg, losses, seed, transcript=True)
         acts, xs, ref = _run_ref_tree(alg, kind, losses, seed)
         np.testing.assert_array_equal(tr.actions[0], acts)
         for t in range(T):
             np.testing.assert_allclose(tr.points[t][0], xs[t], rtol=1e-10, atol=1e-12)
-        if kind == "ftrl":
-            n_rel = alg.extra["tree"]["released_until"]
-            np.testing.assert_allclose(tr.releases[0], np.array(ref.released[:n_rel]),
-                                       rtol=1e-12, atol=1e-12)
+        n_rel = alg.extra["tree"]["released_until"]
+        np.testing.assert_allclose(tr.releases[0], np.array(ref.released[:n_rel]),
+                                   rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("N", [2, 3])

@@ -102,9 +102,11 @@ def test_exit_2_user_algorithm_raises(algo, words):
 def test_exit_2_user_algorithm_raises_inside_the_simulation_workers():
     """An exception at round 10 (after the interface check's rounds) is raised
     in the worker processes of the simulation; it still comes back as one
-    line naming act() and round 10, its two-line message joined."""
+    line naming act() and round 10, its two-line message joined.  (Its own
+    attack only: the neighbour search's pilot would meet round 10 first, in
+    this process.)"""
     r = run_audit("run", "tests.user_algos:raises_late", "--horizon", 20, "--trials", 40000,
-                  "--jobs", 2, *FAST)
+                  "--attack", "first-round", "--jobs", 2, *FAST)
     assert r.returncode == 2, (r.stdout, r.stderr)
     line = one_error_line(r)
     assert "your act() at round 10 raised RuntimeError: late failure second line" in line, line

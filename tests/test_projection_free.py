@@ -15,7 +15,7 @@ from algorithms.projection_free.bandit import (check_rows, conditional_gradient,
 from algorithms.registry import build
 from attacks.projection_free import FAMILY_ATTACKS, changed_pair
 from audit.execution.runs import simulate
-from audit.engine.privacy_loss import transcript_loss
+from audit.engine.privacy_loss import gaussian_delta, transcript_loss
 from tests.reference_projection_free import RefPrivateBandit
 
 NAMES = ["pfb-laplace", "pfb-laplace-derived", "pfb-gaussian", "pfb-gaussian-derived"]
@@ -156,11 +156,32 @@ def test_paper_laplace_scale_is_below_the_derived_one_for_small_T():
     assert ratio(2 ** 16, 2, 2.0) > 1
 
 
-def test_blocks_and_analytic_gaussian():
+# σ of the hand-written analytic-Gaussian bisection that ``gaussian_sigma``
+# (dp_accounting) replaced, at (sensitivity, ε, δ); printed by the old code.
+OLD_ANALYTIC_SIGMA = {(1.0, 1.0, 1e-5): 3.7306316348159347,
+                      (1.0, 0.1, 1e-8): 45.93736018498985,
+                      (1.0, 5.0, 1e-3): 0.6898423270003577,
+                      (106.50966799187809, 1.0, 1e-5): 397.3483368242426}
+
+
+def test_blocks_and_gaussian_sigma_from_dp_accounting():
+    """The σ from dp_accounting meets its (ε, δ) target exactly (Balle &
+    Wang's δ(ε) at Δ/σ is ≤ δ) and is tight (1 − 1e-6 of it is not), and it
+    agrees with the old hand-written calibration to a relative 1e-8.
+    Deterministic."""
     assert catalog.max_blocks(8) == 4 and catalog.max_blocks(6) == 3
-    s = catalog.analytic_gaussian_sigma(1.0, 1.0, 1e-5)
+    for (sens, eps, delta), old in OLD_ANALYTIC_SIGMA.items():
+        s = catalog.gaussian_sigma(sens, eps, delta)
+        assert gaussian_delta(eps, sens / s) <= delta
+        assert gaussian_delta(eps, sens / (s * (1 - 1e-6))) > delta
+        assert s == pytest.approx(old, rel=1e-8)
+    s = catalog.gaussian_sigma(1.0, 1.0, 1e-5)
     # Classical calibration √(2 ln(1.25/δ))/ε is valid (ε ≤ 1) and looser.
     assert 3.0 < s < math.sqrt(2 * math.log(1.25 / 1e-5))
+    # The registry default: √B·Δ₂ = 2·53.25… (B = 4 blocks).
+    alg = build("pfb-gaussian-derived")
+    assert alg.params["scale"] == pytest.approx(OLD_ANALYTIC_SIGMA[(106.50966799187809, 1.0, 1e-5)],
+                                                rel=1e-8)
 
 
 @pytest.mark.parametrize("domain", ["simplex", "l1ball"])

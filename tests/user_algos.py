@@ -247,3 +247,21 @@ def bad_loss_hook(T, K, N, epsilon=1.0, delta=0.0, **params):
     alg = _with(T, K, epsilon)
     alg.check_losses = check_losses
     return alg
+
+
+# A user's algorithm that names no attacks: audited with the neighbour search.
+
+def no_attacks(T, K, N, epsilon=0.5, delta=0.0, **params):
+    """Plays each arm with probability 1/K whatever the losses (so any claim
+    holds), and declares no default attacks."""
+    def init(runs, rng):
+        return {"runs": runs}
+
+    def act(state, advice, rng):
+        return state, rng.integers(0, K, state["runs"])
+
+    def feed(state, actions, losses, rng):
+        return state
+
+    return Algorithm("no-attacks", Learner(init, act, feed, K),
+                     Claim(epsilon, 0.0, "actions", "uniform play"), T, K, {"epsilon": epsilon})

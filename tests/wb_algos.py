@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from algorithms import Algorithm, Claim, Learner
-from algorithms.core import sample_categorical, softmax_rows
+from algorithms.core import (Finite, Gaussian, Laplace, TranscriptModel, sample_categorical,
+                             softmax_rows)
 from algorithms.private_bandits.exp3 import exp3_learner
 
 
@@ -146,3 +147,78 @@ def shared_hedge(T: int = 8, eta: float = 0.1, declare_shared: bool = False) -> 
     return Algorithm("shared-hedge", learner,
                      Claim(2 * eta * T, 0.0, "actions", "basic composition"),
                      T, K, {"eta": eta}, default_attacks=("first-round",))
+
+
+# ------------------------------------- releases with a declared noise law
+def noisy_releases(T: int = 8, noise: str = "gaussian", scale: float = 1.0,
+                   epsilon: float = 1.0, delta: float = 0.0, declared=None,
+                   history_free: bool = True, bandit: bool = False,
+                   mechanism: bool = False) -> Algorithm:
+    """Two arms, full information.  Each round releases one value about
+    u_t = ℓ_t(arm 1) ∈ [0, 1] and plays arm 2 iff the sum of past releases
+    is positive (a function of past releases only, so the action terms
+    cancel):
+
+    * ``noise="gaussian"``: y_t = u_t + N(0, σ²), σ = ``scale``: each round is
+      a Gaussian mechanism of sensitivity 1 (u changes by ≤ 1), so a pair
+      that changes one round is (ε, δ)-DP exactly when
+      δ(ε) of the Gaussian mechanism with μ = 1/σ is ≤ δ, and no pure ε holds;
+    * ``noise="laplace"``: y_t = u_t + Lap(b): (1/b)-DP;
+    * ``noise="rr"``: randomized response on v_t = 1{u_t ≥ ½} with
+      P(y = v) = e^ε′/(1 + e^ε′), ε′ = ``scale``: ε′-DP.
+
+    ``declared`` is the law the transcript model declares (default: the
+    true one).  ``bandit=True`` releases ℓ_t(I_t) instead of ℓ_t(arm 1), so
+    the means depend on the actions (``history_free`` then is a wrong
+    declaration).  ``mechanism`` names the claim's basis (one Gaussian or
+    Laplace mechanism of sensitivity 1) in ``extra``."""
+    K = 2
+    if noise == "gaussian":
+        true_law = Gaussian(scale)
+    elif noise == "laplace":
+        true_law = Laplace(scale)
+    elif noise == "rr":
+        true_law = Finite.randomized_response(scale)
+    else:
+        raise ValueError(noise)
+    law = true_law if declared is None else declared
+
+    def init(runs, rng):
+        return {"s": np.zeros(runs), "y": np.full(runs, np.nan)}
+
+    def act(state, advice, rng):
+        return state, (state["s"] > 0).astype(np.int64)
+
+    def value(row, actions):
+        u = row[actions] if bandit else np.full(actions.shape[0], float(row[0]))
+        return (u >= 0.5).astype(float) if noise == "rr" else u
+
+    def feed(state, actions, row, rng):
+        v = value(np.asarray(row, dtype=float), actions)
+        runs = v.shape[0]
+        if noise == "gaussian":
+            y = v + rng.normal(0.0, scale, runs)
+        elif noise == "laplace":
+            y = v + rng.laplace(0.0, scale, runs)
+        else:
+            p_keep = math.exp(scale) / (1 + math.exp(scale))
+            y = np.where(rng.random(runs) < p_keep, v, 1.0 - v)
+        return {"s": state["s"] + (y - 0.5 if noise == "rr" else y), "y": y}
+
+    def means(actions, losses, aux=None, advice=None):
+        M, Tp = actions.shape
+        losses = np.asarray(losses, dtype=float)
+        u = (losses[np.arange(Tp), actions] if bandit
+             else np.broadcast_to(losses[:Tp, 0], (M, Tp)))
+        return ((u >= 0.5).astype(float) if noise == "rr" else u).astype(float)
+
+    model = TranscriptModel(released=lambda s: s["y"], means=means, law=law,
+                            history_free=history_free)
+    learner = Learner(init=init, act=act, feed=feed, n_arms=K, feedback="full", transcript=model)
+    extra = {"true_law": true_law}
+    if mechanism:
+        extra["mechanism"] = {"law": noise, "sensitivity": 1.0, "scale": scale,
+                              "compositions": 1, "source": "test: one release of sensitivity 1"}
+    return Algorithm(f"noisy-releases-{noise}", learner,
+                     Claim(epsilon, delta, "transcript", "test: derived in the docstring"),
+                     T, K, {"scale": scale}, default_attacks=("first-round",), extra=extra)

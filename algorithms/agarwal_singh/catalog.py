@@ -58,7 +58,8 @@ def ftrl_eta(T: int, N: int) -> float:
     return math.sqrt(math.log(N) / T)
 
 
-def _ftrl(name, T, K, epsilon, eta, lam, lam_formula, released_until, source, notes):
+def _ftrl(name, T, K, epsilon, eta, lam, lam_formula, released_until, source, notes,
+          basis: bool = False):
     # The pure-ε factories accept ``delta`` only for the registry's uniform
     # signature (as the private_bandits catalog does); it does not enter λ.
     N = check_arms(K)
@@ -68,10 +69,17 @@ def _ftrl(name, T, K, epsilon, eta, lam, lam_formula, released_until, source, no
     lam = check_positive("lam", lam_formula(N, d, epsilon) if lam is None else lam)
     claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, {source}")
     learner = ftrl_experts_learner(N, T, eta, lam, d, released_until)
+    extra = {"tree": {"released_until": released_until, "N": N}}
+    if basis:
+        # One round lies in ≤ ⌈log₂T⌉ released nodes and moves each by ≤ N in
+        # ℓ₁ (losses in [0, 1]^N): the Laplace mechanism, ℓ₁ sensitivity N⌈log₂T⌉.
+        extra["mechanism"] = {"law": "laplace", "sensitivity": float(N * d), "scale": lam,
+                              "compositions": 1,
+                              "source": "Lap^N(λ) tree nodes read by x_1..x_T; one round lies "
+                                        "in ⌈log₂T⌉ of them, ℓ₁ ≤ N each (Lemma 3.3)"}
     return Algorithm(name, learner, claim, T, N,
                      {"epsilon": epsilon, "eta": eta, "lam": lam, "draws": d},
-                     default_attacks=("as-tree-level",), notes=notes,
-                     extra={"tree": {"released_until": released_until, "N": N}})
+                     default_attacks=("as-tree-level",), notes=notes, extra=extra)
 
 
 def make_ftrl_experts(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -> Algorithm:
@@ -91,7 +99,7 @@ def make_ftrl_experts(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -
                  "Theorem 3.1 / Corollary 3.2 (λ = N⌈log₂T⌉/ε; Lemma 3.3 for the tree nodes "
                  "completed by T − 1, which x_1..x_T read)",
                  "outputs: points x_t (audited through the exact transcript and CoordinateAbove "
-                 "events) and experts sampled from x_t")
+                 "events) and experts sampled from x_t", basis=True)
 
 
 def make_ftrl_experts_ln(T=64, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -> Algorithm:
@@ -144,20 +152,30 @@ def make_ftpl(T=1000, K=2, epsilon=1.0, delta=1e-6, sigma=None) -> Algorithm:
     What the tree with Gaussian nodes gives is the Gaussian mechanism with ℓ₂
     sensitivity √(N⌈log₂T⌉) (one round moves ⌈log₂ T⌉ nodes by ≤ √N each),
     which with this σ is (ε, δ)-DP; the abstract's
-    Õ((1/ε) log(1/δ)) term and Section 3.2 say (ε, δ) too."""
+    Õ((1/ε) log(1/δ)) term and Section 3.2 say (ε, δ) too.
+
+    Claim scope: the transcript of tree nodes completed in rounds 1..T − 1,
+    which the predictions read (as for ``make_ftrl_experts``); the experts
+    are post-processing of it plus padding noise, so the (ε, δ) of the nodes
+    covers them, and the white-box "pld" mode computes its exact loss."""
     T = _tree_horizon(T)
     N = check_arms(K)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=False)
     d = depth(T)
     sigma = check_positive("sigma", ftpl_sigma(T, N, epsilon, delta) if sigma is None else sigma)
-    claim = Claim(epsilon, delta, "actions",
-                  f"{PAPER}, Theorem 3.5 (stated as ε-DP; Gaussian noise gives (ε, δ))")
-    return Algorithm("as-ftpl", ftpl_learner(N, T, sigma, d), claim, T, N,
+    claim = Claim(epsilon, delta, "transcript",
+                  f"{PAPER}, Theorem 3.5 (stated as ε-DP; Gaussian noise gives (ε, δ)) for the "
+                  f"tree nodes completed by T − 1, which x_1..x_T read")
+    mechanism = {"law": "gaussian", "sensitivity": math.sqrt(N * d), "scale": sigma,
+                 "compositions": 1,
+                 "source": "N(0, σ²I_N) tree nodes read by x_1..x_T; one round lies in "
+                           "⌈log₂T⌉ of them, ℓ₂ ≤ √N each"}
+    return Algorithm("as-ftpl", ftpl_learner(N, T, sigma, d, T - 1), claim, T, N,
                      {"epsilon": epsilon, "delta": delta, "sigma": sigma, "draws": d},
                      default_attacks=("as-tree-level", "first-round"),
                      notes="output: the argmin expert of the noisy prefix sums",
-                     extra={"tree": {"released_until": T - 1, "N": N}})
+                     extra={"tree": {"released_until": T - 1, "N": N}, "mechanism": mechanism})
 
 
 def exp2_parameters(T: int, N: int, epsilon: float) -> tuple[float, float, float]:
@@ -183,6 +201,10 @@ def make_bandit_exp2(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None, gamma=None) 
     gamma = check_positive("gamma", gamma0 if gamma is None else gamma, upper=1.0)
     claim = Claim(epsilon, 0.0, "transcript",
                   f"{PAPER}, Theorem 4.1 (Lemma 4.2 with B = 1, λ = 1/ε)")
+    # A changed round moves one forwarded loss ℓ_t(i_t) ∈ [0, 1] by ≤ 1.
+    mechanism = {"law": "laplace", "sensitivity": 1.0, "scale": lam, "compositions": 1,
+                 "source": "Lemma 4.2 with B = 1: ℓ_t(i_t) + Lap(λ), each loss forwarded once"}
     return Algorithm("as-bandit-exp2", private_exp2_learner(N, eta, gamma, lam), claim, T, N,
                      {"epsilon": epsilon, "lam": lam, "eta": eta, "gamma": gamma},
-                     default_attacks=("first-round", "rare-arm"))
+                     default_attacks=("first-round", "rare-arm"),
+                     extra={"mechanism": mechanism})

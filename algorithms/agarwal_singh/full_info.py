@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from .. import tree
-from ..core import Learner, TranscriptModel, sample_categorical, softmax_rows
+from ..core import Gaussian, Learner, TranscriptModel, sample_categorical, softmax_rows
 
 
 def block_sums(losses: np.ndarray, last: int) -> np.ndarray:
@@ -57,7 +57,7 @@ def gauss_pad(sigma: float):
 
 
 def _tree_learner(N: int, T: int, draws: int, noise_fn, pad_fn, choose, released_until: int,
-                  transcript_scale=None) -> Learner:
+                  transcript_law: dict) -> Learner:
     """Shared skeleton of Algorithms 1 and 3.
 
     ``noise_fn(rng, shape)`` draws 𝒟, ``pad_fn(rng, r, shape)`` the sum of
@@ -66,7 +66,8 @@ def _tree_learner(N: int, T: int, draws: int, noise_fn, pad_fn, choose, released
     carries (the paper's ⌈log T⌉).  Nodes completed in rounds
     ≤ ``released_until`` count as released (the transcript); a node
     completed later feeds only L̃_t with t > released_until, which no output
-    uses.
+    uses.  ``transcript_law`` is the noise law of the nodes, as
+    ``TranscriptModel`` keywords (``scale=λ`` for Laplace, ``law=Gaussian(σ)``).
     """
 
     def init(runs, rng):
@@ -94,16 +95,16 @@ def _tree_learner(N: int, T: int, draws: int, noise_fn, pad_fn, choose, released
         rel = value if tr["t"] <= released_until else np.full_like(value, np.nan)
         return {**state, "tree": tr, "released": rel}
 
-    transcript = None
-    if transcript_scale is not None:
-        def means(actions, losses, aux=None, advice=None):
-            # The nodes do not depend on the actions (full information).
-            last = min(actions.shape[1], released_until)
-            m = block_sums(np.asarray(losses, dtype=float), last)
-            return np.broadcast_to(m, (actions.shape[0],) + m.shape)
+    def means(actions, losses, aux=None, advice=None):
+        # The nodes do not depend on the actions (full information).
+        last = min(actions.shape[1], released_until)
+        m = block_sums(np.asarray(losses, dtype=float), last)
+        return np.broadcast_to(m, (actions.shape[0],) + m.shape)
 
-        transcript = TranscriptModel(released=lambda s: s["released"], means=means,
-                                     scale=float(transcript_scale))
+    # The released nodes are a fixed (non-adaptive) product mechanism: their
+    # means are the losses' block sums whatever was played (history-free).
+    transcript = TranscriptModel(released=lambda s: s["released"], means=means,
+                                 history_free=True, **transcript_law)
 
     return Learner(init=init, act=act, feed=feed, n_arms=N, feedback="full",
                    point=lambda s: s["x"],
@@ -130,16 +131,21 @@ def ftrl_experts_learner(N: int, T: int, eta: float, lam: float, draws: int,
         return x, sample_categorical(x, rng.random(x.shape[0]))
 
     return _tree_learner(N, T, draws, laplace, laplace_pad(lam), choose, released_until,
-                         transcript_scale=lam)
+                         {"scale": float(lam)})
 
 
-def ftpl_learner(N: int, T: int, sigma: float, draws: int) -> Learner:
+def ftpl_learner(N: int, T: int, sigma: float, draws: int, released_until: int) -> Learner:
     """Algorithm 3 over the simplex with 𝒟 = 𝒩(0, σ² I_N).
 
     Line 5, argmin_{x ∈ Δ_N} ⟨x, L̃_{t−1}⟩, is the vertex of the expert with
     the smallest noisy cumulative loss (ties have probability 0; argmin takes
-    the lowest index).  The output is that expert (x_t = e_{I_t}).  Gaussian
-    noise has no Laplace transcript model: audited black-box only.
+    the lowest index).  The output is that expert (x_t = e_{I_t}).
+
+    The structure allows an exact transcript: L̃_{t−1} is the released tree
+    nodes (each = its block sum + fresh N(0, σ²I)) plus padding draws that
+    touch no data, and the expert is a function of L̃_{t−1} alone; so the
+    nodes completed by ``released_until`` are a Gaussian transcript whose
+    means (block sums) do not depend on what was played.
     """
     def gauss(rng, shape):
         return rng.normal(0.0, sigma, shape)
@@ -150,4 +156,5 @@ def ftpl_learner(N: int, T: int, sigma: float, draws: int) -> Learner:
         x[np.arange(Lt.shape[0]), a] = 1.0
         return x, a
 
-    return _tree_learner(N, T, draws, gauss, gauss_pad(sigma), choose, released_until=T)
+    return _tree_learner(N, T, draws, gauss, gauss_pad(sigma), choose, released_until,
+                         {"law": Gaussian(float(sigma))})

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from ..core import Learner, TranscriptModel
+from ..core import Gaussian, Learner, TranscriptModel
 from .. import tree as treelib
 
 LINEAR, ABS = 0, 1
@@ -232,10 +232,11 @@ def private_bandit(n: int, T: int, domain: Domain, L: float, tbatch: int, eta: f
     def incurred(state, row):
         return evaluate(row, state["y"])
 
-    transcript = None
-    if noise == "laplace":
-        transcript = TranscriptModel(released=_released(n), means=_means(n, zeta, tbatch, n_rounds),
-                                     scale=scale, aux=lambda s: np.concatenate([s["y"], s["u"]], 1))
+    # The released blocks are the transcript: mean from the played points and
+    # directions (aux), plus the declared noise law.
+    law = {"laplace": {"scale": scale}, "gaussian": {"law": Gaussian(scale)}}[noise]
+    transcript = TranscriptModel(released=_released(n), means=_means(n, zeta, tbatch, n_rounds),
+                                 aux=lambda s: np.concatenate([s["y"], s["u"]], 1), **law)
     return Learner(init, act, feed, n_arms=n, transcript=transcript, feedback="full",
                    point=point, incurred=incurred)
 

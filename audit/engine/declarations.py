@@ -26,21 +26,29 @@ Action scope (``probs`` + ``commit``, replayed along histories):
 * ``replay-fast-path`` — a learner's ``replay`` shortcut gives the same
   P_t as replaying ``probs``/``commit``.  Deterministic: probability 0.
 
-Transcript scope (``TranscriptModel``: releases = declared means + noise):
+Transcript scope (``TranscriptModel``: releases = declared means + noise of
+the declared law: Laplace, Gaussian or finite):
 
-* ``noise-law`` — released values minus the declared means follow the
-  declared law at the declared scale: per release (across independent runs)
-  a Kolmogorov–Smirnov test of the transformed noise against uniform,
-  Bonferroni over releases and both sides of the pair, rejecting at an
-  adjusted p < 10⁻⁶.
+* ``noise-law`` — the releases follow the declared law around the declared
+  means.  A continuous law (Laplace(b), N(0, σ²)): per release (across
+  independent runs) a Kolmogorov–Smirnov test of F(y − m) against uniform.
+  A finite law (a table P(y | v)): per release and true value v, an exact
+  binomial test of each output's frequency (the multinomial, cell by cell);
+  a release the table makes impossible fails outright.  Bonferroni over
+  every test and both sides of the pair, rejecting at adjusted p < 10⁻⁶.
 * ``noise-independence`` — noises of different releases are independent, as
   the product of densities in the exact loss assumes: normal scores of the
-  transformed noises of two releases are, under a correct declaration,
-  independent standard normals, so their sample correlation gives an exact
-  t-test; Bonferroni over pairs and sides, rejecting at adjusted p < 10⁻⁶.
+  PITs (randomised for a finite law) of two releases are, under a correct
+  declaration, independent standard normals, so their sample correlation
+  gives an exact t-test; Bonferroni over pairs and sides, rejecting at
+  adjusted p < 10⁻⁶.
+* ``means-history-free`` (when ``TranscriptModel.history_free`` is
+  declared) — every pilot transcript's means equal those computed without
+  its actions and aux.  Deterministic: probability 0.
 
 Pilot streams are ``SeedSequence([seed, scenario, PILOT_STREAM, k])``,
-disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8).
+disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8);
+k = 60, 61 the transcript pilots, 70, 71 the randomisation of finite PITs.
 
 May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``.
 """
@@ -323,9 +331,10 @@ def _fast_path_check(alg, sc, history) -> DeclarationCheck:
 
 
 # -------------------------------------------------------- transcript scope
-def _noises(alg, sc, seed, index):
-    """Per side: the transformed noises u = F((y − m)/b) ∈ (0, 1) of a
-    pilot, shape (runs, releases·d), NaN where nothing was released."""
+def _pilot_releases(alg, sc, seed, index):
+    """Per side: the releases y and their declared means m of a pilot,
+    each (runs, releases·d), NaN where nothing was released, and the pilot
+    (trace, losses) for the history-free check."""
     model = alg.learner.transcript
     pairs, rounds = _losses_and_rounds(sc)
     runs = int(max(500, min(PILOT_RUNS, 20 * PILOT_WORK // max(rounds, 1))))
@@ -334,7 +343,7 @@ def _noises(alg, sc, seed, index):
         tr = simulate(alg, losses, runs, _rng(seed, index, 60 + k), advice=sc.advice,
                       rounds=rounds, record_transcript=True)
         if tr.releases.size == 0:
-            out.append(np.zeros((runs, 0)))
+            out.append((np.zeros((runs, 0)), np.zeros((runs, 0)), tr, losses))
             continue
         with user_call("transcript.means"):
             m = np.asarray(model.means(tr.actions.astype(np.int64), losses, tr.aux, sc.advice),
@@ -343,8 +352,8 @@ def _noises(alg, sc, seed, index):
             raise UserCodeError("transcript.means", None,
                                 f"returned shape {m.shape}, expected the releases' shape "
                                 f"{tr.releases.shape}")
-        z = (tr.releases - m).reshape(runs, -1) / model.scale
-        out.append(stats.laplace.cdf(z))
+        out.append((np.asarray(tr.releases, dtype=float).reshape(runs, -1), m.reshape(runs, -1),
+                    tr, losses))
     return out
 
 
@@ -356,37 +365,90 @@ def _columns(u: np.ndarray, most: int) -> np.ndarray:
     return ok
 
 
-def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
-    model = alg.learner.transcript
+def _finite_pit(law, y, v, rng) -> np.ndarray:
+    """Randomised PIT of finite releases: F(y − 1 | v) + U·P(y | v), uniform
+    on (0, 1) and independent across releases under a correct declaration
+    (each given the past); NaN where nothing was released."""
+    t = law.array
+    ok = np.isfinite(y) & np.isfinite(v)
+    yi, vi = np.where(ok, y, 0).astype(np.int64), np.where(ok, v, 0).astype(np.int64)
+    cum = np.concatenate([np.zeros((t.shape[0], 1)), np.cumsum(t, axis=1)], axis=1)
+    u = cum[vi, yi] + rng.random(y.shape) * t[vi, yi]
+    return np.where(ok, np.clip(u, 0.0, 1.0), np.nan)
+
+
+def _law_check(alg, sc, sides) -> DeclarationCheck:
+    """noise-law: a continuous law by Kolmogorov–Smirnov tests of
+    F((y − m)) against uniform, one per release column (runs are
+    independent); a finite law by exact binomial tests of each output's
+    frequency among the releases of each true value, per column.
+    Bonferroni over every test and both sides."""
+    law = alg.learner.transcript.noise
     name, label = alg.name, sc.label
-    sides = _noises(alg, sc, seed, index)
-    # Noise law: one KS test per release column (runs are independent).
-    law_p, n_tests, worst_d = [], 0, 0.0
-    chosen = [_columns(u, MAX_LAW_COLUMNS) for u in sides]
-    for u, cols in zip(sides, chosen):
+    advice = ("TranscriptModel.means must return each release's exact mean (for a finite law: "
+              "its true value) given the actions and losses, and TranscriptModel.law (or scale, "
+              "for Laplace) the law of the noise actually added")
+    pvals, worst = [], 0.0
+    impossible = 0
+    for y, m, _, _ in sides:
+        cols = _columns(y, MAX_LAW_COLUMNS)
         for c in cols:
-            x = u[:, c][np.isfinite(u[:, c])]
-            res = stats.kstest(x, "uniform")
-            law_p.append(float(res.pvalue))
-            worst_d = max(worst_d, float(res.statistic))
-            n_tests += 1
-    adj = min(1.0, min(law_p) * n_tests) if law_p else 1.0
-    out = [DeclarationCheck(
-        "noise-law", name, label, adj, FALSE_REFUSAL, "below", adj >= FALSE_REFUSAL,
-        (f"released values minus the declared means, divided by the declared scale "
-         f"{model.scale:.4g}, against Laplace(0, 1): {n_tests} Kolmogorov–Smirnov tests "
-         f"(largest distance {worst_d:.3g}), Bonferroni-adjusted p = {adj:.3g}") if law_p else
-        "no release in the simulated rounds: nothing to check",
-        "TranscriptModel.means must return each release's exact mean given the actions and "
-        "losses, and TranscriptModel.scale the Laplace scale of the noise actually added",
-        FALSE_REFUSAL)]
-    # Independence: exact t-tests on normal scores of pairs of releases.
+            keep = np.isfinite(y[:, c]) & np.isfinite(m[:, c])
+            yc, mc = y[keep, c], m[keep, c]
+            if law.continuous:
+                res = stats.kstest(law.cdf(yc, mc), "uniform")
+                pvals.append(float(res.pvalue))
+                worst = max(worst, float(res.statistic))
+                continue
+            with user_call("transcript (finite law)"):
+                p = law.probability(yc, mc)
+            impossible += int(np.count_nonzero(p <= 0))
+            t = law.array
+            for v in np.unique(mc).astype(np.int64):
+                yv = yc[mc == v].astype(np.int64)
+                counts = np.bincount(yv, minlength=t.shape[1])
+                cells = range(1) if t.shape[1] == 2 else range(t.shape[1])
+                for j in cells:
+                    q = t[v, j]
+                    pvals.append(float(stats.binomtest(int(counts[j]), yv.size, q).pvalue)
+                                 if 0 < q < 1 else float(counts[j] == q * yv.size))
+                    worst = max(worst, abs(counts[j] / yv.size - q))
+    n_tests = len(pvals)
+    adj = min(1.0, min(pvals) * n_tests) if pvals else 1.0
+    ok = impossible == 0 and adj >= FALSE_REFUSAL
+    if impossible:
+        what = (f"{impossible} release(s) have probability 0 under the declared {law} given "
+                f"their true values")
+    elif not pvals:
+        what = "no release in the simulated rounds: nothing to check"
+    elif law.continuous:
+        what = (f"released values against the declared means + {law}: {n_tests} "
+                f"Kolmogorov–Smirnov tests of F(y − m) against uniform (largest distance "
+                f"{worst:.3g}), Bonferroni-adjusted p = {adj:.3g}")
+    else:
+        what = (f"released outputs against the declared {law}: {n_tests} exact binomial tests "
+                f"of each output's frequency given the true value (largest frequency gap "
+                f"{worst:.3g}), Bonferroni-adjusted p = {adj:.3g}")
+    return DeclarationCheck("noise-law", name, label, adj if not impossible else 0.0,
+                            FALSE_REFUSAL, "below", ok, what, advice, FALSE_REFUSAL)
+
+
+def _independence_check(alg, sc, sides, seed, index) -> DeclarationCheck:
+    """noise-independence: normal scores of the (randomised, for a finite
+    law) PITs of two releases are independent standard normals under a
+    correct declaration; exact t-tests on their correlation, Bonferroni."""
+    law = alg.learner.transcript.noise
     pair_p, n_pairs, worst_r = [], 0, 0.0
-    for u in sides:
-        cols = _columns(u, MAX_PAIR_COLUMNS)
+    for k, (y, m, _, _) in enumerate(sides):
+        cols = _columns(y, MAX_PAIR_COLUMNS)
         if cols.size < 2:
             continue
-        g = stats.norm.ppf(np.clip(u[:, cols], 1e-300, 1 - 1e-16))
+        if law.continuous:
+            u = law.cdf(y[:, cols], m[:, cols])
+        else:
+            u = _finite_pit(law, y[:, cols], m[:, cols], _rng(seed, index, 70 + k))
+        u = np.where(np.isfinite(y[:, cols]) & np.isfinite(m[:, cols]), u, np.nan)
+        g = stats.norm.ppf(np.clip(u, 1e-300, 1 - 1e-16))
         for i in range(cols.size):
             for j in range(i + 1, cols.size):
                 keep = np.isfinite(g[:, i]) & np.isfinite(g[:, j])
@@ -400,13 +462,60 @@ def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
                 pair_p.append(float(2 * stats.t.sf(abs(tstat), n - 2)))
                 n_pairs += 1
     adj = min(1.0, min(pair_p) * n_pairs) if pair_p else 1.0
-    out.append(DeclarationCheck(
-        "noise-independence", name, label, adj, FALSE_REFUSAL, "below", adj >= FALSE_REFUSAL,
+    return DeclarationCheck(
+        "noise-independence", alg.name, sc.label, adj, FALSE_REFUSAL, "below",
+        adj >= FALSE_REFUSAL,
         (f"{n_pairs} pairs of releases: largest |correlation| of their noises' normal scores "
          f"{worst_r:.3g}, Bonferroni-adjusted p = {adj:.3g}") if pair_p else
         "fewer than two releases in the simulated rounds: nothing to check",
         "each release must carry fresh noise, independent of every other release's noise",
-        FALSE_REFUSAL))
+        FALSE_REFUSAL)
+
+
+def _history_free_check(alg, sc, sides) -> DeclarationCheck:
+    """means-history-free (only when declared): the means of every pilot
+    transcript equal ``means`` called with zero actions and aux=None.
+    Deterministic: false-refusal probability 0."""
+    model = alg.learner.transcript
+    worst, why = 0.0, ""
+    for y, m, tr, losses in sides:
+        if m.size == 0:
+            continue
+        zeros = np.zeros((1, tr.actions.shape[1]), dtype=np.int64)
+        try:
+            with user_call("transcript.means"):
+                m0 = np.asarray(model.means(zeros, losses, None, sc.advice), dtype=float)
+        except UserCodeError as exc:
+            worst, why = math.inf, f"means(actions, losses, aux=None) raised: {exc}"
+            break
+        m0 = m0.reshape(1, -1)
+        if m0.shape[1] != m.shape[1]:
+            worst, why = math.inf, (f"means without actions gives {m0.shape[1]} values per "
+                                    f"transcript, with the pilot's actions {m.shape[1]}")
+            break
+        both = np.isfinite(m) & np.isfinite(m0)
+        scale = 1.0 + np.abs(m0)
+        diff = np.where(both, np.abs(m - m0) / scale, 0.0)
+        diff = np.where(np.isfinite(m) != np.isfinite(m0), np.inf, diff)
+        worst = max(worst, float(diff.max()) if diff.size else 0.0)
+    what = why or (f"means computed from the pilots' own actions and aux differ from means "
+                   f"computed without them by up to {worst:.3g} (relative)")
+    return DeclarationCheck(
+        "means-history-free", alg.name, sc.label, worst, TOL, "above", worst <= TOL, what,
+        "declare TranscriptModel(history_free=True) only when the means depend on the losses "
+        "alone (not on the actions or aux); otherwise leave it False")
+
+
+def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
+    model = alg.learner.transcript
+    try:
+        model.noise
+    except ValueError as exc:
+        raise UserCodeError("transcript", None, str(exc)) from None
+    sides = _pilot_releases(alg, sc, seed, index)
+    out = [_law_check(alg, sc, sides), _independence_check(alg, sc, sides, seed, index)]
+    if model.history_free:
+        out.append(_history_free_check(alg, sc, sides))
     return out
 
 

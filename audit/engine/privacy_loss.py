@@ -5,9 +5,12 @@ Two scopes:
 * ``actions`` — for learners whose only randomness is sampling an action from
   a distribution they compute (``probs`` + ``commit``): L is the sum over
   rounds of ln P_t(I_t) − ln P′_t(I_t) along the history.
-* ``transcript`` — for learners that release Laplace-noised values to an
-  inner learner and choose actions from past releases only: the action terms
-  cancel and L is the sum of log density ratios of the releases.
+* ``transcript`` — for learners that release noisy values (Laplace,
+  Gaussian or a finite law such as randomized response) to an inner learner
+  and choose actions from past releases only: the action terms cancel and L
+  is the sum of log density ratios of the releases.  When the release means
+  depend on the losses only, the worst case of a pair over all outputs is
+  computed exactly (``pair_worst_case``).
 
 Three modes: the per-round loss curve along a given history, a search for
 the output with the largest loss (in both directions; with δ = 0 an x with
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
+from scipy.special import log_ndtr, ndtr
 
 from algorithms.core import Algorithm, Claim
 from algorithms.errors import UserCodeError, user_call
@@ -133,19 +137,134 @@ def action_loss(alg, losses_a, losses_b, actions, advice=None) -> np.ndarray:
     return loss_terms(la, lb).sum(axis=1)
 
 
+def _release_means(model, actions, losses, aux, advice):
+    with user_call("transcript.means"):
+        return np.asarray(model.means(actions, losses, aux, advice), dtype=float)
+
+
 def transcript_loss(alg, losses_a, losses_b, trace, advice=None) -> np.ndarray:
     """Exact L(x) for sampled transcripts (transcript scope): the sum over
-    releases y of ln f(y − m) − ln f(y − m′) = (|y − m′| − |y − m|)/b for
-    Laplace noise of scale b, where m, m′ are the release means under ℓ, ℓ′
-    given the same actions."""
+    releases y of ln f(y | m) − ln f(y | m′), where m, m′ are the release
+    means (a finite law: true values) under ℓ, ℓ′ given the same actions and
+    f the declared law: (|y − m′| − |y − m|)/b for Laplace(b),
+    ((y − m′)² − (y − m)²)/(2σ²) for N(0, σ²), ln P(y|v) − ln P(y|v′) for a
+    finite law (a lower bound, ``TINY_LOG``, where P(y|v′) is 0)."""
     model = alg.learner.transcript
+    law = model.noise
     y = trace.releases
-    with user_call("transcript.means"):
-        m_a = model.means(trace.actions, losses_a, trace.aux, advice)
-        m_b = model.means(trace.actions, losses_b, trace.aux, advice)
-    per = (np.abs(y - m_b) - np.abs(y - m_a)) / model.scale
+    m_a = _release_means(model, trace.actions, losses_a, trace.aux, advice)
+    m_b = _release_means(model, trace.actions, losses_b, trace.aux, advice)
+    if law.continuous:
+        per = law.log_ratio(y, m_a, m_b)
+    else:
+        num, den = law.log_density(y, m_a), law.log_density(y, m_b)
+        per = np.where(np.isnan(num), np.nan, loss_terms(num, np.where(np.isnan(den), 0.0, den)))
     # NaN marks "nothing released" in a run; it contributes nothing.
     return np.nansum(per.reshape(per.shape[0], -1), axis=1)
+
+
+# ------------------------------------------------ the worst case of one pair
+def gaussian_delta(eps: float, mu: float) -> float:
+    """Exact δ(ε) of the Gaussian mechanism with sensitivity/σ = μ (Balle &
+    Wang 2018, Thm 8): Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), in log space."""
+    if mu <= 0:
+        return 0.0
+    a, b = mu / 2 - eps / mu, -mu / 2 - eps / mu
+    return max(0.0, float(ndtr(a) - math.exp(eps + log_ndtr(b))))
+
+
+def gaussian_epsilon(delta: float, mu: float) -> float:
+    """The smallest ε with δ(ε) ≤ δ for the Gaussian mechanism with ratio μ
+    (``gaussian_delta`` decreases in ε), rounded up: +inf for δ = 0 and
+    μ > 0 (the loss is unbounded)."""
+    if mu <= 0 or gaussian_delta(0.0, mu) <= delta:
+        return 0.0
+    if delta <= 0:
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while gaussian_delta(hi, mu) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if gaussian_delta(mid, mu) > delta else (lo, mid)
+    return hi
+
+
+@dataclass
+class PairWorstCase:
+    """The exact worst case of one pair over all its outputs: the smallest ε
+    such that the pair's two output distributions are (ε, δ)-indistinguishable.
+    No audit of this pair can show a larger ε at this δ."""
+
+    epsilon: float
+    delta: float
+    law: str
+    how: str
+
+    def line(self) -> str:
+        e = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.6g}"
+        return f"the worst case for this pair is ε = {e} at δ = {self.delta:g}"
+
+    def as_dict(self) -> dict:
+        # JSON has no ∞: an unbounded worst case is epsilon None with unbounded true.
+        inf = math.isinf(self.epsilon)
+        return {"epsilon": None if inf else self.epsilon, "unbounded": inf, "delta": self.delta,
+                "law": self.law, "how": self.how}
+
+
+def pair_worst_case(alg, losses_a, losses_b, rounds: int, delta: float,
+                    advice=None) -> tuple[Optional[PairWorstCase], str]:
+    """The pair's exact worst case when the release means depend on the
+    losses only (``TranscriptModel.history_free``): the releases are then a
+    fixed product mechanism with mean differences Δ = m − m′, and
+    * Laplace(b): sup_x L(x) = ‖Δ‖₁/b, attained on a set of positive
+      probability — exact at δ = 0 (a pure ε);
+    * N(0, σ²): the loss is that of one Gaussian mechanism with μ = ‖Δ‖₂/σ
+      (rotation invariance), so ε(δ) at the claim's δ is exact
+      (``gaussian_epsilon``; ∞ at δ = 0);
+    * finite: sup_x L(x) = Σ_r max_y ln P(y|v_r)/P(y|v′_r) over outputs
+      possible on the numerator side, the larger direction — exact at δ = 0.
+    Otherwise (None, why): the worst case over all histories is not
+    computed, and nothing sampled is ever offered in its place."""
+    model = alg.learner.transcript
+    if model is None:
+        return None, "no transcript model"
+    if not model.history_free:
+        return None, ("the release means depend on the actions or on per-round data (aux), so "
+                      "the worst case over all histories is not computed")
+    law = model.noise
+    acts = np.zeros((1, rounds), dtype=np.int64)
+    m_a = _release_means(model, acts, losses_a, None, advice).ravel()
+    m_b = _release_means(model, acts, losses_b, None, advice).ravel()
+    keep = np.isfinite(m_a) & np.isfinite(m_b)
+    m_a, m_b = m_a[keep], m_b[keep]
+    diff = m_a - m_b
+    moved = int(np.count_nonzero(diff))
+    if law.kind == "laplace":
+        eps = float(np.abs(diff).sum() / law.scale)
+        return PairWorstCase(eps, 0.0, str(law),
+                             f"‖m − m′‖₁/b over {moved} moved release coordinate(s) "
+                             f"(exact sup of L)"), ""
+    if law.kind == "gaussian":
+        mu = float(np.linalg.norm(diff) / law.sigma)
+        return PairWorstCase(gaussian_epsilon(delta, mu), float(delta), str(law),
+                             f"one Gaussian mechanism with μ = ‖m − m′‖₂/σ = {mu:.6g} over "
+                             f"{moved} moved release coordinate(s) (exact δ(ε), Balle & Wang "
+                             f"2018)"), ""
+    t = law.array
+    with np.errstate(divide="ignore"):
+        lt = np.log(t)
+    va, vb = m_a.astype(np.int64), m_b.astype(np.int64)
+    total = []
+    for num, den in ((va, vb), (vb, va)):
+        with np.errstate(invalid="ignore"):
+            r = np.where(t[num] > 0, lt[num] - lt[den], -np.inf)  # (releases, outputs)
+        total.append(float(r.max(axis=1).sum()) if r.size else 0.0)
+    return PairWorstCase(max(0.0, *total), 0.0, str(law),
+                         f"Σ over {m_a.size} releases of the largest log-ratio of an output, "
+                         f"the larger direction (exact sup of L)"), ""
 
 
 # ------------------------------------------------------- mode 1: per round

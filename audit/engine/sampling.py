@@ -14,7 +14,7 @@ May import: ``audit.execution``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 import numpy as np
@@ -28,13 +28,17 @@ from audit.execution.runs import DEFAULT_CHUNK
 class Request:
     """``task(runs, rng)`` applied to ``runs`` runs in chunks of ``chunk``,
     chunk i drawing from ``SeedSequence([seed, *stream]).spawn(...)[i]``;
-    ``tag`` names the chunk family in the store."""
+    ``tag`` names the chunk family in the store; ``keep=False`` keeps its
+    chunks out of the store (cheap pilots with bulky results, such as a
+    witness's training features, which a resumed audit recomputes
+    bit-for-bit from the same streams)."""
 
     task: Callable[[int, np.random.Generator], object]
     runs: int
     stream: tuple
     tag: str
     chunk: int = DEFAULT_CHUNK
+    keep: bool = True
 
 
 @dataclass
@@ -53,9 +57,12 @@ class Sampler:
         with reporter.phase(phase, sum(r.runs for r in requests), unit) as ph:
             base = 0
             for r in requests:
+                ex = self.executor if r.keep else replace(self.executor, store=None,
+                                                           reused=0, computed=0)
                 out.append(run_chunks(r.task, r.runs, [self.seed, *r.stream],
-                                      jobs=self.executor.jobs, chunk=r.chunk,
-                                      executor=self.executor, tag=r.tag,
+                                      jobs=ex.jobs, chunk=r.chunk, executor=ex, tag=r.tag,
                                       progress=lambda done, base=base: ph.to(base + done)))
+                if ex is not self.executor:
+                    self.executor.computed += ex.computed
                 base += r.runs
         return out

@@ -2,6 +2,12 @@
 they build, checked before any simulation (each scenario's own checks and
 the interface contract of every distinct algorithm that runs).
 
+Unless attacks are named, an audit runs the algorithm's own attacks and the
+neighbour search (``attacks.search``), which finds pairs from the
+algorithm's shape; an algorithm that declares no attacks gets the search
+alone.  The search simulates the algorithm in its pilot, so the interface
+contract is checked before it runs.
+
 May import: ``algorithms``, ``attacks``, ``audit.engine.contract``.
 """
 from __future__ import annotations
@@ -12,25 +18,53 @@ from algorithms.core import Algorithm
 from attacks import ATTACKS
 from audit.engine.contract import check_interface
 
+SEARCH = "search"
+
 
 def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]]) -> list[str]:
-    """The attacks an audit runs: those asked for, else the algorithm's own."""
-    return list(attacks) if attacks else list(alg.default_attacks)
+    """The attacks an audit runs: those asked for, else the algorithm's own
+    followed by the neighbour search."""
+    if attacks:
+        return list(attacks)
+    names = list(alg.default_attacks)
+    return names if SEARCH in names else names + [SEARCH]
 
 
 def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]]):
-    """The scenarios of the named attacks (default: the algorithm's) and the names."""
+    """The scenarios of the named attacks (default: the algorithm's and the
+    search) and the names of the attacks that ran.  A search added by
+    default that does not apply to ``alg`` is left out, unless it is the
+    only attack."""
     names = attack_names(alg, attacks)
-    if not names:
-        raise ValueError(f"{alg.name} names no default attacks; choose with --attack "
-                         f"({', '.join(ATTACKS)})")
-    out = []
     for name in names:
-        attack = ATTACKS.get(name)
-        if attack is None:
+        if name not in ATTACKS:
             raise ValueError(f"unknown attack {name!r}; choose from: {', '.join(ATTACKS)}")
-        out.extend(attack.scenarios(alg))
-    return out, names
+    built = {name: ATTACKS[name].scenarios(alg) for name in names if name != SEARCH}
+    if SEARCH in names:
+        others = [sc for found in built.values() for sc in found]
+        if others:
+            check_scenarios(others)   # the pilot runs the learner: its contract first
+        try:
+            built[SEARCH] = _search(alg, checked=bool(others))
+        except ValueError as exc:
+            if attacks:
+                raise
+            if not others:
+                raise ValueError(f"{alg.name} names no default attacks and {exc}; choose "
+                                 f"with --attack ({', '.join(ATTACKS)})") from None
+            names = [n for n in names if n != SEARCH]   # the algorithm's own attacks alone
+    return [sc for name in names for sc in built[name]], names
+
+
+def _search(alg: Algorithm, checked: bool):
+    """The search's scenarios; the interface contract first unless the other
+    attacks' scenarios have checked it (so a broken learner is named by the
+    interface check, not by the pilot).  ``ValueError`` when it does not
+    apply."""
+    search = ATTACKS[SEARCH]
+    if not checked:
+        check_interface(alg, *search.interface_input(alg))
+    return search.scenarios(alg)
 
 
 def check_scenarios(scenarios) -> None:

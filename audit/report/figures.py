@@ -164,7 +164,17 @@ def _legend_below(ax, ncol: int = 2, **kw):
         return None
     if max(len(str(t)) for t in labels) > 45:
         ncol = 1                              # long labels side by side would be far too wide
-    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.24),
+    # Just below what the x axis draws (tick labels and label), measured, so
+    # a long x label never runs under the legend.
+    top = -0.24
+    try:
+        fig = ax.figure
+        box = ax.xaxis.get_tightbbox(fig.canvas.get_renderer())
+        if box is not None:
+            top = ax.transAxes.inverted().transform((0, box.y0))[1] - 0.03
+    except Exception:  # noqa: BLE001 - a backend without a renderer keeps the default
+        pass
+    return ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, top),
                      ncol=min(ncol, len(handles)), frameon=False, **kw)
 
 
@@ -379,7 +389,9 @@ def search_figure(doc: dict, attack: dict, path: str) -> str:
 
 def pld_figure(doc: dict, attack: dict, path: str) -> str:
     """Left: histogram of the exact privacy loss L of outputs sampled on ℓ.
-    Right: δ(ε) (point estimate and lower confidence bound) with the claim."""
+    Right: δ(ε) (point estimate and lower confidence bound) with the claim,
+    the claimed δ(ε) curve when the algorithm names its mechanism (the gap to
+    the lower bound shaded) and the pair's exact worst case when computed."""
     d = attack.get("details") or {}
     hist = d.get("histogram") or {}
     dc = d.get("delta_curve") or {}
@@ -407,7 +419,6 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
                 a1.plot([], [], color=VERMILLION, linestyle="none", marker=">" if c_eps > hi else "<",
                         label=f"claimed ε = {fmt(c_eps)} (off the range, to the "
                               f"{'right' if c_eps > hi else 'left'})")
-            _legend_below(a1, ncol=1)
         a1.set_xlabel("privacy loss L(x) = ln P_ℓ(x) − ln P_ℓ′(x) (nats)")
         a1.set_ylabel("number of outputs")
         a1.set_title(f"loss distribution ({fmt((attack.get('counts') or {}).get('samples'))} samples)")
@@ -420,6 +431,24 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
             a2.plot(e, pt, color=BLUE, linewidth=1.6, marker=".", label="δ(ε) point estimate")
             a2.plot(e, lw, color=ORANGE, linestyle="--", linewidth=1.6,
                     label="δ(ε) lower confidence bound")
+            # The claimed curve (the mechanism the claim rests on), on the same
+            # grid: the shaded gap is what the claim allows beyond the evidence.
+            cp = d.get("claimed_profile") or {}
+            c_e = _finite(cp.get("epsilon") or [])
+            c_d = _finite(cp.get("delta") or [])
+            if c_e.size and c_e.size == c_d.size:
+                same = c_e.size == eps.size and np.allclose(c_e, eps)
+                ce, cd = (c_e[idx], c_d[idx]) if same else (c_e, c_d)
+                a2.plot(ce, cd, color=GREEN, linewidth=1.6,
+                        label="claimed δ(ε) (mechanism, dp_accounting)")
+                if same:
+                    a2.fill_between(e, lw, cd, where=cd >= lw, color=GREEN, alpha=0.12,
+                                    linewidth=0, label="gap: claimed − lower bound")
+        worst = attack.get("pair_worst_case") or {}
+        if worst.get("epsilon") is not None and math.isfinite(float(worst["epsilon"])):
+            a2.axvline(float(worst["epsilon"]), color=PURPLE, linestyle=":", linewidth=1.4,
+                       label=f"worst case for this pair: ε = {fmt(worst['epsilon'])} at "
+                             f"δ = {fmt(worst.get('delta'))}")
         max_loss = d.get("max_loss")
         # Where the losses live: δ(ε) > 0 only for ε below the largest sampled loss.
         live = [float(max_loss)] if max_loss is not None and math.isfinite(float(max_loss)) else []
@@ -459,10 +488,13 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
         a2.set_ylabel("δ(ε)")
         a2.set_ylim(bottom=0)
         a2.set_title("δ(ε) = E[(1 − e^(ε−L))₊]")
-        _legend_below(a2, ncol=1)
         fig.suptitle(f"{attack.get('name', '?')} (white-box, loss distribution, scope "
                      f"{attack.get('scope', '?')})", fontsize=10.5)
         fig.tight_layout()
+        # Legends after the layout, so their measured place under each x axis
+        # holds (the saved figure grows to include them).
+        _legend_below(a1, ncol=1)
+        _legend_below(a2, ncol=1)
         return _save(fig, path)
 
 

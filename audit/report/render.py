@@ -447,6 +447,22 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                               "ε_t with." if a.get("verdict") == "information" else
                               f"ε_t first exceeds the per-round claim at round {fmt(first)}."
                               if first else "ε_t never exceeds the per-round claim."), ""))
+        if not _is_black(a) and a.get("kind") == "pld":
+            w = a.get("pair_worst_case")
+            if w:
+                eps_w = "∞ (unbounded)" if w.get("unbounded") else fmt(w.get("epsilon"))
+                B.append(("p", f"Worst case for this pair, over all its outputs: ε = {eps_w} at "
+                               f"δ = {fmt(w.get('delta'))} ({w.get('how', '')}); this audit's "
+                               f"ε_lb = {fmt(a.get('epsilon_lower_bound'))}.", ""))
+            cp = (a.get("details") or {}).get("claimed_profile")
+            if cp:
+                B.append(("p", f"Claimed δ(ε) curve: {cp.get('description', '?')} "
+                               f"(dp_accounting); δ(ε = {fmt(claim.get('epsilon'))}) = "
+                               f"{fmt(cp.get('delta_at_claimed_epsilon'), 3)}. The empirical "
+                               f"lower band δ_lb(ε) is "
+                               + ("below it at every ε of the grid." if cp.get("below_everywhere")
+                                  else "above it somewhere: the mechanism's profile is "
+                                       "contradicted."), ""))
         notes = [str(n) for n in (a.get("notes") or [])]
         if notes:
             B.append(("list", notes))

@@ -7,9 +7,15 @@ Lifecycle of a piece of evidence about one neighbouring pair:
    uses 2: one lower bound on the numerator, one upper bound on the
    denominator, after selection; a loss distribution 2: one DKW band per
    direction; exact evidence 0).
-2. ``requests(trials)``: the runs it needs, as ``audit.engine.sampling``
+2. optionally, a pilot stage: ``pilot_requests(trials)`` are runs it needs
+   before it can say what to count (e.g. training runs for a learned
+   witness); their results go to ``prepared(samples)``, under their own
+   progress phase (``pilot_phase``), before ``requests`` is asked.  A pilot
+   takes no α share: whatever it fixes is fixed before the runs that the
+   bounds use, and it must draw from streams no one else uses.
+3. ``requests(trials)``: the runs it needs, as ``audit.engine.sampling``
    requests; the sampler runs them through the one executor.
-3. ``conclude(samples, alpha)``: turns the chunk results into a result
+4. ``conclude(samples, alpha)``: turns the chunk results into a result
    object (``EvidenceResult``), each fallible bound at level ``alpha``.
 
 ``collect`` runs a list of evidence and gives each bound the same share
@@ -75,6 +81,17 @@ class Evidence:
     def phase(self) -> str:
         return f"{self.kind} {self.scenario.label}"
 
+    @property
+    def pilot_phase(self) -> str:
+        return f"{self.kind} pilot {self.scenario.label}"
+
+    def pilot_requests(self, trials: int) -> list[Request]:
+        """Runs needed before ``requests`` (none by default)."""
+        return []
+
+    def prepared(self, samples: list[list]) -> None:
+        """Receives the chunk results of ``pilot_requests``, in request order."""
+
     def requests(self, trials: int) -> list[Request]:
         return []
 
@@ -91,10 +108,14 @@ def alpha_per_share(evidence: list[Evidence], confidence: float) -> float:
 
 def collect(evidence: list[Evidence], trials: int, confidence: float,
             sampler: Sampler) -> list[EvidenceResult]:
-    """Sample and conclude every piece of evidence, in order."""
+    """Sample and conclude every piece of evidence, in order (each one's
+    pilot stage, if it has one, just before its own runs)."""
     alpha = alpha_per_share(evidence, confidence)
     out = []
     for e in evidence:
+        pilot = e.pilot_requests(trials)
+        if pilot:
+            e.prepared(sampler.sample(e.pilot_phase, pilot, e.unit))
         wanted = e.requests(trials)
         samples = sampler.sample(e.phase, wanted, e.unit) if wanted else []
         result = e.conclude(samples, alpha if e.shares else 0.0)

@@ -2,21 +2,56 @@
 on a selection half, bound its probabilities on the held-out half, and turn
 the two bounds into a lower confidence bound on ε.
 
-May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.bounds``,
+The events are the scenario's own family and, when the scenario asks for it
+(``wants_witness``), a learned witness: a classifier's score over whole
+trajectories (``audit.engine.witness``), trained in the evidence's pilot
+stage on runs of its own streams, so that it is fixed before the audit's
+runs and competes in selection like any hand-written event.
+
+May import: ``algorithms``, ``attacks.events``, ``audit.execution.runs``,
+``audit.engine.bounds``, ``audit.engine.features``, ``audit.engine.witness``,
 ``audit.engine.sampling``, ``audit.engine.evidence.base``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
 from algorithms.core import Claim
+from attacks.events import Union
 from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
                                  one_sided_bounds, select_and_test)
 from audit.engine.evidence.base import Evidence, EvidenceResult
+from audit.engine.features import for_pair
 from audit.engine.sampling import Request
+from audit.engine.witness import TRAINING_STREAMS, features_task, train, training_runs
 from audit.execution.runs import simulate
+
+# Attacks whose scenarios get a learned witness unless they say otherwise:
+# the neighbour search builds pairs no one wrote events for.
+LEARNED_BY_DEFAULT = ("search",)
+
+
+def wants_witness(scenario) -> bool:
+    """Whether the black-box test of ``scenario`` adds a learned witness:
+    as the scenario says (``Scenario.learned``), else for the search attack
+    and for algorithms that declare no attacks.
+
+    Why not always: the witness costs a fit (≈ 1 s for 40 000 runs × a few
+    hundred features) and a score per counted run; on the search's three
+    pairs it adds ≈ 3 s (≈ 13%) to ``audit run private-exp3 --trials 200000
+    --jobs 2`` and ≈ 6 s (≈ 20%) to ``exp3``, on every pair ≈ 8 s (35%) to
+    private-exp3.  The hand-written attacks' events are tailored to their
+    pairs (the canary's is optimal: the witness matched it, never beat it);
+    where no one tailored events to the pair, the witness is what can see a
+    leak spread over several rounds."""
+    learned = getattr(scenario, "learned", None)
+    if learned is not None:
+        return bool(learned)
+    attack = scenario.label.split(":")[0]
+    return attack in LEARNED_BY_DEFAULT or not scenario.algorithm.default_attacks
 
 
 @dataclass(repr=False)
@@ -35,6 +70,7 @@ class EventTestResult(EvidenceResult):
     rounds: int
     notes: list = field(default_factory=list)
     curve: dict = field(default_factory=dict)    # ε_lb as the held-out budget grows
+    witness: Optional[dict] = None               # the learned witness, when one competed
     kind = "black-box"
     shares = 2          # one numerator lower bound, one denominator upper bound
     exact = False
@@ -58,6 +94,11 @@ class EventTestResult(EvidenceResult):
     def violation(self) -> bool:
         return self.epsilon_lower_bound > self.claim.epsilon
 
+    @property
+    def learned_event(self) -> bool:
+        """Whether the chosen event is one of the learned witness's."""
+        return bool(self.witness) and self.witness["chosen"]
+
     def _repr_fields(self) -> dict:
         t = self.test
         return {"event": t.event, "direction": t.direction,
@@ -73,6 +114,13 @@ class EventTestResult(EvidenceResult):
                  f"{t.numerator.count}/{t.numerator.trials} vs "
                  f"{t.denominator.count}/{t.denominator.trials}"]
         lines += [f"  {'':30s} note: {note}" for note in r.notes]
+        if r.witness:
+            w = r.witness
+            what = "the chosen event is learned" if w["chosen"] else "a hand-written event won"
+            lines.append(f"  {'':30s} learned witness ({w['classifier']} on {w['features']} "
+                         f"trajectory features, trained on {w['training_runs_per_side'][0]}+"
+                         f"{w['training_runs_per_side'][1]} independent runs, {w['events']} "
+                         f"events): {what}")
         return lines
 
     def as_dict(self) -> dict:
@@ -94,6 +142,7 @@ class EventTestResult(EvidenceResult):
             "pair": self.pair, "rounds_simulated": self.rounds, "notes": self.notes,
             "estimates": self._estimates(),
             "epsilon_vs_runs": self.curve,
+            "learned_witness": self.witness,
         }
 
     def _estimates(self) -> dict:
@@ -107,10 +156,11 @@ class EventTestResult(EvidenceResult):
         return out
 
 
-def _count_task(scenario, losses):
-    """Counts of every event of the scenario's family on the even runs of a
-    chunk (selection half) and on the odd runs (held-out half)."""
-    events = scenario.events
+def _count_task(scenario, losses, events=None):
+    """Counts of every event of ``events`` (default: the scenario's family;
+    the evidence passes it with the learned witness, if any) on the even
+    runs of a chunk (selection half) and on the odd runs (held-out half)."""
+    events = scenario.events if events is None else events
     wanted = tuple(getattr(events, "point_rounds", ()))
 
     def task(runs, rng):
@@ -147,30 +197,79 @@ class EventTestEvidence(Evidence):
     """Each side of the pair gets its own stream family ``[seed, index, side]``
     cut into fixed chunks, so the counts are the same for any number of
     workers.  Selection uses only the selection half; the held-out half is
-    touched once, for the one chosen (event, direction)."""
+    touched once, for the one chosen (event, direction).
+
+    With a learned witness (``learned``; default ``wants_witness``), the
+    pilot stage first samples ``training_runs(trials)`` runs per side from
+    the training streams ``[seed, index, 3]`` and ``[seed, index, 4]``
+    (``audit.engine.witness``) and trains a logistic classifier on their
+    trajectory features; its events are counted with the scenario's own,
+    still at 2 α shares per pair."""
 
     kind = "black-box"
     shares = EventTestResult.shares
 
-    def requests(self, trials: int) -> list[Request]:
+    def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None):
+        super().__init__(scenario, index, claim)
+        self.learned = wants_witness(scenario) if learned is None else bool(learned)
+        self.witness = None
+        self._features = None
+
+    @property
+    def pilot_phase(self) -> str:
+        return f"witness training {self.scenario.label}"
+
+    @property
+    def events(self):
+        """The family the black-box runs count.  The witness's events come
+        first: selection breaks exact ties towards the later event, so a
+        hand-written event that does as well (and reads more easily) wins."""
         sc = self.scenario
-        return [Request(_count_task(sc, losses), trials, (self.index, side), "black-box")
+        return sc.events if self.witness is None else Union((self.witness, sc.events))
+
+    def pilot_requests(self, trials: int) -> list[Request]:
+        if not self.learned:
+            return []
+        sc = self.scenario
+        learner = sc.algorithm.learner
+        self._features = for_pair(sc.losses_a, sc.losses_b, sc.rounds, learner.n_arms,
+                                  plays_points=learner.point is not None,
+                                  point_rounds=getattr(sc.events, "point_rounds", ()))
+        n = training_runs(trials)
+        return [Request(features_task(sc.algorithm, losses, sc.advice, sc.rounds, self._features),
+                        n, (self.index, stream), "witness-training", keep=False)
+                for stream, losses in zip(TRAINING_STREAMS, (sc.losses_a, sc.losses_b))]
+
+    def prepared(self, samples: list[list]) -> None:
+        X_a, X_b = (np.concatenate(parts) for parts in samples)
+        self.witness = train(self._features, X_a, X_b)
+
+    def requests(self, trials: int) -> list[Request]:
+        sc, events = self.scenario, self.events
+        # Chunks counted with a witness are stored under its digest, so a
+        # resumed audit never mixes counts of two different witnesses.
+        tag = "black-box" if self.witness is None else f"black-box+witness-{self.witness.digest}"
+        return [Request(_count_task(sc, losses, events), trials, (self.index, side), tag)
                 for side, losses in enumerate((sc.losses_a, sc.losses_b))]
 
     def conclude(self, samples: list[list], alpha: float) -> EventTestResult:
         sc, claim = self.scenario, self.claim
+        labels = self.events.labels
         sides = []
         for parts in samples:
             sides.append((np.sum([p[0] for p in parts], axis=0), sum(p[1] for p in parts),
                           np.sum([p[2] for p in parts], axis=0), sum(p[3] for p in parts)))
         (sa, n_sel, ha, n_hold), (sb, n_sel_b, hb, n_hold_b) = sides
         assert n_sel == n_sel_b and n_hold == n_hold_b
-        test = select_and_test(sa, sb, n_sel, ha, hb, n_hold, sc.events.labels, alpha,
-                               delta=claim.delta)
-        curve = _budget_curve(test, sc.events.labels, samples[0], samples[1], alpha, claim.delta)
+        test = select_and_test(sa, sb, n_sel, ha, hb, n_hold, labels, alpha, delta=claim.delta)
+        curve = _budget_curve(test, labels, samples[0], samples[1], alpha, claim.delta)
+        witness = None
+        if self.witness is not None:
+            witness = {**self.witness.describe(), "chosen": self.witness.owns(test.event)}
         return EventTestResult(
             attack=sc.label.split(":")[0], label=sc.label, claim=claim,
             group_size=sc.group_size, test=test, trials=n_sel + n_hold, n_selection=n_sel,
             n_holdout=n_hold, alpha=alpha,
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, claim.delta),
-            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve)
+            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve,
+            witness=witness)

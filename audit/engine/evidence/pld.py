@@ -3,10 +3,16 @@ pair, compute each output's exact privacy loss L (actions, or actions and
 released noisy values for a transcript model), in both directions, and bound
 δ(ε) = E[(1 − e^(ε−L))₊] below for every ε at once with a one-sided DKW
 band per direction (2 α shares).  Under a pure-ε claim the largest sampled
-loss is itself an exact certificate.
+loss is itself an exact certificate; under an (ε, δ) claim the verdict is
+δ_lb(ε_claim) against δ_claim (equivalently ε_lb against ε_claim).
 
-May import: ``audit.engine.privacy_loss``, ``audit.execution.runs``,
-``audit.engine.sampling``, ``audit.engine.evidence``.
+Beside the bound, for a reader: the claimed δ(ε) curve when the algorithm
+says which mechanism its claim rests on (``audit.engine.profiles``), and the
+pair's exact worst case when the release means depend on the losses only
+(``privacy_loss.pair_worst_case``; never a maximum over samples).
+
+May import: ``audit.engine.privacy_loss``, ``audit.engine.profiles``,
+``audit.execution.runs``, ``audit.engine.sampling``, ``audit.engine.evidence``.
 """
 from __future__ import annotations
 
@@ -15,9 +21,10 @@ import math
 import numpy as np
 
 from audit.engine.evidence.base import Evidence
-from audit.engine.evidence.whitebox import WhiteBoxResult
-from audit.engine.privacy_loss import (LossDistribution, action_loss, certified, scope_of,
-                                       transcript_loss)
+from audit.engine.evidence.whitebox import WhiteBoxResult, exceeds
+from audit.engine.privacy_loss import (LossDistribution, action_loss, certified,
+                                       pair_worst_case, scope_of, transcript_loss)
+from audit.engine.profiles import claimed_profile
 from audit.engine.sampling import Request
 from audit.execution.runs import simulate
 
@@ -65,7 +72,8 @@ class LossDistributionEvidence(Evidence):
 
     def conclude(self, samples: list[list], alpha: float) -> WhiteBoxResult:
         sc, claim = self.scenario, self.claim
-        scope = scope_of(sc.algorithm)
+        alg = sc.algorithm
+        scope = scope_of(alg)
         per_dir = {}
         for direction, parts in zip(PLD_STREAMS, samples):
             L = np.concatenate(parts)
@@ -80,7 +88,11 @@ class LossDistributionEvidence(Evidence):
         eps_lb, exact = bounds[direction], False
         top_dir = max(per_dir, key=lambda d: float(per_dir[d].losses.max()))
         top = float(per_dir[top_dir].losses.max())
+        law = alg.learner.transcript.noise.kind if scope == "transcript" else None
         notes = []
+        if claim.delta == 0 and law == "gaussian":
+            notes.append("the Gaussian mechanism's privacy loss is unbounded (linear in the "
+                         "released value), so no pure ε claim can hold for it")
         if claim.delta == 0 and certified(top) > eps_lb:
             # Pure ε: every sampled output is an event of positive probability
             # whose exact loss ε must cover, so the largest one is a certificate.
@@ -94,29 +106,72 @@ class LossDistributionEvidence(Evidence):
         notes.append("δ(ε) = E[(1 − e^(ε−L))₊] is bounded below simultaneously for every ε by a "
                      "one-sided DKW band on the distribution of L, in each direction")
         d_lo = pld.delta_lower(claim.epsilon)
+        d_lo_all = {d: p.delta_lower(claim.epsilon) for d, p in per_dir.items()}
+        worst_dir = max(d_lo_all, key=d_lo_all.get)
+        # δ_lb(ε_claim) > δ_claim ⇔ ε_lb > ε_claim (δ_lb is continuous and
+        # decreasing in ε); the judgement is the verdict's, with its rounding margin.
+        comparison = {"epsilon": claim.epsilon, "delta_claim": claim.delta,
+                      "delta_lower": d_lo_all[worst_dir], "direction": worst_dir,
+                      "refutes": bool(exceeds(max(bounds.values()), claim.epsilon))}
+        if claim.delta > 0:
+            notes.append(f"(ε, δ) claim: δ_lb(ε = {claim.epsilon:g}) = "
+                         f"{d_lo_all[worst_dir]:.3g} ({worst_dir}) vs δ = {claim.delta:g}: "
+                         + ("above it, the claim is refuted" if comparison["refutes"] else
+                            "no contradiction"))
         hist, edges = np.histogram(L, bins=60)
         hi = max(float(L.max()), 1e-9)
         grid = np.unique(np.append(np.linspace(0, 1.1 * hi, 40),
                                    claim.epsilon if claim.epsilon <= 10 * hi else []))
+        delta_lower = [pld.delta_lower(e) for e in grid]
+        details = {"counts": {"samples": int(L.size)},
+                   "bounds": {"dkw_band": pld.band, "alpha": alpha,
+                              "delta_lower_at_claimed_epsilon": d_lo,
+                              "delta_point_at_claimed_epsilon": pld.delta_point(claim.epsilon)},
+                   "direction": direction,
+                   "directions": {d: {"samples": int(p.losses.size),
+                                      "max_loss": float(p.losses.max()),
+                                      "epsilon_lower_bound": bounds[d],
+                                      "delta_lower_at_claimed_epsilon": d_lo_all[d]}
+                                  for d, p in per_dir.items()},
+                   "delta_comparison": comparison,
+                   "max_loss": float(L.max()), "mean_loss": float(L.mean()),
+                   "histogram": {"counts": hist.tolist(), "edges": edges.tolist()},
+                   "delta_curve": {"epsilon": grid.tolist(),
+                                   "delta_lower": delta_lower,
+                                   "delta_point": [pld.delta_point(e) for e in grid]},
+                   "rounds_simulated": sc.rounds}
+        profile = claimed_profile(alg)
+        if profile is not None:
+            claimed = profile.delta(grid)
+            gap = claimed - np.asarray(delta_lower)
+            d_at = float(profile.delta(claim.epsilon)[0])
+            details["claimed_profile"] = {
+                "mechanism": profile.basis.as_dict(), "description": str(profile.basis),
+                "epsilon": grid.tolist(), "delta": claimed.tolist(),
+                "delta_at_claimed_epsilon": d_at,
+                "smallest_gap": float(gap.min()),
+                "below_everywhere": bool(np.all(gap >= 0))}
+            notes.append(f"claimed profile ({profile.basis}; dp_accounting): δ(ε = "
+                         f"{claim.epsilon:g}) = {d_at:.3g}; δ_lb(ε) is "
+                         + ("below it at every ε of the grid (smallest gap "
+                            f"{float(gap.min()):.3g})" if np.all(gap >= 0) else
+                            f"ABOVE it at ε = {float(grid[int(np.argmin(gap))]):.4g} (gap "
+                            f"{float(gap.min()):.3g}): the mechanism's profile is contradicted"))
+        worst = None
+        if scope == "transcript":
+            worst, why = pair_worst_case(alg, sc.losses_a, sc.losses_b, sc.rounds, claim.delta,
+                                         sc.advice)
+            if worst is not None:
+                notes.append(f"{worst.line()} for the outputs of the first {sc.rounds} "
+                             f"rounds, which the audit observes ({worst.how}): no audit of "
+                             f"this pair and prefix can show more")
+            else:
+                notes.append(f"worst case for this pair not computed: {why}")
         return WhiteBoxResult(
             sc.label, "pld", scope, eps_lb, claim.epsilon,
             "claimed ε" + (f" at δ = {claim.delta:g}" if claim.delta else ""),
             f"privacy-loss distribution of {L.size} outputs sampled on "
             f"{'ℓ′' if direction == SWAPPED else 'ℓ'} "
             f"({'actions' if scope == 'actions' else 'actions + released noisy values'})",
-            exact=exact,
-            details={"counts": {"samples": int(L.size)},
-                     "bounds": {"dkw_band": pld.band, "alpha": alpha,
-                                "delta_lower_at_claimed_epsilon": d_lo,
-                                "delta_point_at_claimed_epsilon": pld.delta_point(claim.epsilon)},
-                     "direction": direction,
-                     "directions": {d: {"samples": int(p.losses.size),
-                                        "max_loss": float(p.losses.max()),
-                                        "epsilon_lower_bound": bounds[d]} for d, p in per_dir.items()},
-                     "max_loss": float(L.max()), "mean_loss": float(L.mean()),
-                     "histogram": {"counts": hist.tolist(), "edges": edges.tolist()},
-                     "delta_curve": {"epsilon": grid.tolist(),
-                                     "delta_lower": [pld.delta_lower(e) for e in grid],
-                                     "delta_point": [pld.delta_point(e) for e in grid]},
-                     "rounds_simulated": sc.rounds},
-            notes=notes, alpha=alpha, shares=self.shares)
+            exact=exact, details=details, notes=notes, alpha=alpha, shares=self.shares,
+            pair_worst_case=worst)

@@ -53,6 +53,9 @@ class WhiteBoxResult(EvidenceResult):
     alpha: float = 0.0            # level of each fallible bound (pld's DKW bands)
     shares: int = 0               # fallible bounds used: 2 for pld, 0 for exact kinds
     ceiling: Optional[float] = None
+    # pld on a transcript: the pair's exact worst case over all its outputs
+    # (privacy_loss.PairWorstCase), None where it is not computable.
+    pair_worst_case: Optional[object] = None
 
     @property
     def label(self) -> str:
@@ -70,6 +73,8 @@ class WhiteBoxResult(EvidenceResult):
         fields = {"kind": self.kind, "scope": self.scope, "compared_with": self.claim_label}
         if self.shares:
             fields["alpha"] = self.alpha
+        if self.pair_worst_case is not None:
+            fields["pair_worst_case"] = (self.pair_worst_case.epsilon, self.pair_worst_case.delta)
         return fields
 
     def summary_lines(self, confidence: float) -> list[str]:
@@ -83,6 +88,8 @@ class WhiteBoxResult(EvidenceResult):
         else:
             lines = [head + f"ε_lb = {self.epsilon_lower_bound:.6g} ({exact}) vs "
                             f"{self.claim_label} {self.claim_value:.6g}: {verdict}"]
+        if self.pair_worst_case is not None:
+            lines[0] += f"; {self.pair_worst_case.line()}"
         lines.append(f"  {'':30s} {self.event}")
         lines += [f"  {'':30s} note: {note}" for note in self.notes]
         return lines
@@ -96,6 +103,9 @@ class WhiteBoxResult(EvidenceResult):
                 "claim_compared": {"value": self.claim_value, "what": self.claim_label},
                 "verdict": verdict,
                 "event": self.event, "exact": self.exact,
+                **({"pair_worst_case": self.pair_worst_case.as_dict()
+                    if self.pair_worst_case is not None else None}
+                   if self.kind == "pld" else {}),
                 "counts": self.details.get("counts"), "bounds": self.details.get("bounds"),
                 "details": {k: v for k, v in self.details.items() if k not in ("counts", "bounds")},
                 "notes": self.notes}

@@ -1,0 +1,193 @@
+"""Features of a whole output trajectory, for a learned witness
+(``audit.engine.witness``): one fixed-length vector per run, built from its
+actions ``(runs, rounds)`` and, for learners that play points, the points at
+the recorded rounds ``{round: (runs, d)}``.
+
+Why these features: hand-written events look at one round or one release at
+a time; a leak that shows only in the joint behaviour of a trajectory (two
+rounds whose actions are each uniform on both sides but correlated
+differently) needs features of several rounds at once.  Everything is
+anchored at the changed round c of the pair (the first round where the two
+loss sequences differ): the actions up to c do not depend on the change on
+their own, what follows it does.
+
+* one-hot actions at rounds c, c+1, … (up to a cap),
+* the fraction of plays of each arm in windows before c and in geometrically
+  growing windows after it (so the whole prefix is covered at any horizon),
+* switch indicators (I_t ≠ I_{t−1}) after c, the number of switches and the
+  first and last switch times,
+* joint indicators of pairs of rounds among the first rounds from c: products
+  of one-hot actions 1{I_t = a, I_s = b} and 1{I_t = I_s},
+* for points: the coordinates at a few recorded rounds and their differences
+  between those rounds.
+
+One arm is left out of every one-hot block (its indicator is 1 minus the
+others), and with many arms only the arms whose loss changes and the first
+others are tracked, so the dimension stays bounded (≤ ``MAX_DIM``) whatever
+the horizon and the number of arms.
+
+May import: numpy only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Optional, Sequence
+
+import numpy as np
+
+MAX_DIM = 512
+MAX_ARMS = 8            # arms with their own indicators
+ONEHOT_BUDGET = 64      # one-hot features over the rounds from c
+PAIR_BUDGET = 96        # products 1{I_t = a, I_s = b}
+SAME_ROUNDS = 10        # 1{I_t = I_s} for pairs among the first 10 rounds from c
+MAX_WINDOWS = 10        # geometric windows after c (plus one before c)
+MAX_POINT_ROUNDS = 8
+MAX_COORDS = 8
+POINT_BUDGET = 128
+
+
+@dataclass(frozen=True)
+class TrajectoryFeatures:
+    """The feature map of one neighbouring pair (built by ``for_pair``).
+    All rounds are 0-based; ``arms`` are the tracked arms, ``onehot`` the
+    rounds with one-hot features, ``pairs`` the round pairs with product
+    features, ``same`` those with 1{I_t = I_s}, ``windows`` the count
+    windows ``(start, end)``, ``point_rounds`` the rounds whose points are
+    features and ``coords`` their tracked coordinates."""
+
+    changed: int
+    rounds: int
+    n_arms: int
+    arms: tuple
+    onehot: tuple
+    pairs: tuple
+    same: tuple
+    windows: tuple
+    point_rounds: tuple = ()
+    coords: tuple = ()
+
+    @property
+    def dimension(self) -> int:
+        A, P, C = len(self.arms), len(self.point_rounds), len(self.coords)
+        return (len(self.onehot) * A + len(self.windows) * A + self._switch_dim()
+                + len(self.pairs) * A * A + len(self.same)
+                + P * C + (P * (P - 1) // 2) * C)
+
+    def _switch_rounds(self) -> np.ndarray:
+        return np.asarray([t for t in self.onehot if t >= 1], dtype=int)
+
+    def _switch_dim(self) -> int:
+        return len(self._switch_rounds()) + 3 if self.rounds - self.changed >= 2 else 0
+
+    def __call__(self, actions: np.ndarray, points: Optional[dict] = None) -> np.ndarray:
+        """Features ``(runs, dimension)`` (float32) of the runs' trajectories."""
+        acts = np.asarray(actions)[:, :self.rounds]
+        runs = acts.shape[0]
+        arms = np.asarray(self.arms, dtype=acts.dtype)
+        blocks = []
+        oh = acts[:, list(self.onehot), None] == arms                   # (runs, rounds, arms)
+        if self.onehot:
+            blocks.append(oh.reshape(runs, -1))
+        for s, e in self.windows:
+            blocks.append((acts[:, s:e, None] == arms).mean(axis=1))
+        if self._switch_dim():
+            after = acts[:, self.changed:]
+            sw = after[:, 1:] != after[:, :-1]                       # switch at c+1, c+2, …
+            span = sw.shape[1]
+            r = self._switch_rounds()
+            blocks.append(acts[:, r] != acts[:, r - 1])
+            any_switch = sw.any(axis=1)
+            first = np.where(any_switch, sw.argmax(axis=1), span)
+            last = np.where(any_switch, span - 1 - sw[:, ::-1].argmax(axis=1), -1)
+            blocks.append(np.stack([sw.mean(axis=1), first / span, (last + 1) / span], axis=1))
+        for t, s in self.pairs:                 # pairs are among the one-hot rounds
+            i, j = t - self.onehot[0], s - self.onehot[0]
+            blocks.append((oh[:, i, :, None] & oh[:, j, None, :]).reshape(runs, -1))
+        if self.same:
+            t, s = np.asarray(self.same).T
+            blocks.append(acts[:, t] == acts[:, s])
+        if self.point_rounds:
+            xs = [_coords(points[r], len(self.coords)) for r in self.point_rounds]
+            blocks += xs
+            blocks += [xs[j] - xs[i] for i, j in combinations(range(len(xs)), 2)]
+        if not blocks:
+            return np.zeros((runs, 0), dtype=np.float32)
+        out = np.concatenate([np.asarray(b, dtype=np.float32).reshape(runs, -1) for b in blocks],
+                             axis=1)
+        assert out.shape[1] == self.dimension
+        return out
+
+    def describe(self) -> str:
+        parts = [f"{len(self.onehot)} rounds of actions from round {self.changed + 1}",
+                 f"{len(self.windows)} count windows", f"{len(self.pairs) + len(self.same)} "
+                 f"round pairs"]
+        if self.point_rounds:
+            parts.append(f"points at {len(self.point_rounds)} rounds")
+        return f"{self.dimension} features ({', '.join(parts)})"
+
+
+def _coords(x, n: int) -> np.ndarray:
+    """The first ``n`` coordinates of points ``(runs, d)``, zero-padded."""
+    x = np.asarray(x, dtype=float).reshape(len(x), -1)[:, :n]
+    return np.pad(x, ((0, 0), (0, n - x.shape[1])))
+
+
+def _tracked_arms(n_arms: int, changed_arms: Sequence[int]) -> tuple:
+    """Every arm but the last when there are few; else the arms whose loss
+    changes first, then the lowest others, ``MAX_ARMS`` in all."""
+    if n_arms - 1 <= MAX_ARMS:
+        return tuple(range(n_arms - 1))
+    order = [int(a) for a in changed_arms] + [a for a in range(n_arms) if a not in changed_arms]
+    return tuple(sorted(order[:MAX_ARMS]))
+
+
+def _windows(changed: int, rounds: int) -> tuple:
+    """[0, c) when c > 0, then [c, c+1), [c+1, c+3), [c+3, c+7), … with the
+    last window running to the end of the prefix."""
+    out = [(0, changed)] if changed > 0 else []
+    start, width = changed, 1
+    while start < rounds:
+        end = rounds if len(out) >= MAX_WINDOWS else min(rounds, start + width)
+        out.append((start, end))
+        start, width = end, 2 * width
+    return tuple(out)
+
+
+def for_pair(losses_a: np.ndarray, losses_b: np.ndarray, rounds: int, n_arms: int,
+             plays_points: bool = False, point_rounds: Sequence[int] = ()) -> TrajectoryFeatures:
+    """The feature map for one pair simulated over its first ``rounds``
+    rounds.  With ``plays_points`` the map also uses the points at up to
+    ``MAX_POINT_ROUNDS`` rounds from c: first the ``point_rounds`` an attack
+    found informative, then c, c+1, …; the first ``MAX_COORDS`` coordinates
+    of each (zeros stand in for missing ones, so the dimension is known
+    before any run)."""
+    diff = np.flatnonzero(np.any(np.asarray(losses_a) != np.asarray(losses_b),
+                                 axis=tuple(range(1, np.ndim(losses_a)))))
+    changed = int(min(diff[0], rounds - 1)) if len(diff) else 0
+    row_a, row_b = np.asarray(losses_a)[changed], np.asarray(losses_b)[changed]
+    changed_arms = (np.flatnonzero(np.ravel(row_a != row_b)).tolist()
+                    if np.ndim(row_a) == 1 and np.size(row_a) == n_arms else [])
+    arms = _tracked_arms(n_arms, changed_arms)
+    A = max(1, len(arms))
+    onehot = tuple(range(changed, min(rounds, changed + max(2, ONEHOT_BUDGET // A))))
+    m = 2
+    while m < len(onehot) and (m + 1) * m // 2 * A * A <= PAIR_BUDGET:
+        m += 1
+    pairs = tuple(combinations(onehot[:m], 2)) if arms else ()
+    same = tuple(combinations(onehot[:SAME_ROUNDS], 2)) if n_arms > 2 else ()
+    prs, coords = (), ()
+    if plays_points:
+        coords = tuple(range(MAX_COORDS))
+        C = len(coords)
+        wanted = [int(r) for r in point_rounds if changed <= r < rounds]
+        wanted += [r for r in range(changed, rounds) if r not in wanted]
+        P = 1
+        while (P < min(MAX_POINT_ROUNDS, len(wanted))
+               and (P + 1) * C + (P + 1) * P // 2 * C <= POINT_BUDGET):
+            P += 1
+        prs = tuple(sorted(wanted[:P]))
+    f = TrajectoryFeatures(changed, rounds, n_arms, arms, onehot, pairs, same,
+                           _windows(changed, rounds), prs, coords)
+    assert f.dimension <= MAX_DIM, f.dimension
+    return f
