@@ -90,8 +90,8 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     by_name = {row.split()[0]: row for row in rows[1:]}
     assert long in by_name
     cols = lambda name: [by_name[name][s:].split("  ")[0] for s in starts]   # noqa: E731
-    assert cols("exp3")[2:4] == ["g1", "per-round, search, pld"]
-    assert cols("private-exp3")[2:4] == ["canary, first-round, batch-edge", "pld"]
+    assert cols("exp3")[2:4] == ["g1, search", "per-round, search, pld"]
+    assert cols("private-exp3")[2:4] == ["canary, first-round, batch-edge, search", "pld"]
     assert cols("tbe-lazy")[3] == "-"
 
 

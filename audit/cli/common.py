@@ -356,3 +356,14 @@ def human_size(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
+
+
+def check_attack_applies(attack, alg) -> None:
+    """Raise ``ValueError`` if ``attack`` does not apply to ``alg``, without
+    running its pilot where it has a cheap check (``applies``: the
+    neighbour search simulates for seconds to build its pairs)."""
+    cheap = getattr(attack, "applies", None)
+    if cheap is not None:
+        cheap(alg)
+    else:
+        attack.scenarios(alg)

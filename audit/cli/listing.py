@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-from audit.cli.common import EXIT_OK, one_line, table_lines
+from audit.cli.common import EXIT_OK, check_attack_applies, one_line, table_lines
 
 
 def white_box_modes(alg) -> list[str]:
@@ -36,12 +36,12 @@ def _attacks():
 
 def attack_applicability(attack, algorithms: dict) -> tuple[list[str], str]:
     """(names of the algorithms ``attack`` applies to, what it needs): it
-    applies when ``attack.scenarios(alg)`` does not raise ValueError; what it
+    applies when ``check_attack_applies`` does not raise ValueError; what it
     needs is the first refusal, without the part naming the algorithm."""
     applies, need = [], ""
     for name, alg in algorithms.items():
         try:
-            attack.scenarios(alg)
+            check_attack_applies(attack, alg)
         except ValueError as exc:
             if not need:
                 need = one_line(exc).split("; ")[0]
@@ -58,6 +58,7 @@ def attack_applicability(attack, algorithms: dict) -> tuple[list[str], str]:
 def cmd_list(args) -> int:
     from algorithms import REGISTRY, build
     from audit.engine.privacy_loss import scope_of
+    from audit.engine.scenarios import attack_names
     ATTACKS = _attacks()
     algorithms = {name: build(name) for name in REGISTRY}
     if args.attacks:
@@ -79,7 +80,7 @@ def cmd_list(args) -> int:
         if c.per_round_epsilon is not None:
             eps += f" (ε_t = {c.per_round_epsilon:g} per round)"
         modes = white_box_modes(alg) if scope_of(alg) is not None else []
-        rows.append((name, eps, c.scope, ", ".join(alg.default_attacks) or "-",
+        rows.append((name, eps, c.scope, ", ".join(attack_names(alg, None)) or "-",
                      ", ".join(modes) or "-", entry.summary))
         sources.append(c.source)
     print("Algorithms (claim at the default parameters):")

@@ -7,7 +7,7 @@ May import: ``algorithms``, ``attacks``, ``audit.execution``, ``audit.engine``,
 from __future__ import annotations
 
 from algorithms.core import Claim
-from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options,
+from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options, check_attack_applies,
                               add_execution_options, auto_prune, build_algorithm,
                               check_output_dir, check_writable, dedupe, execution, history_name,
                               number, one_line, positive_int, write_json_atomic)
@@ -60,7 +60,7 @@ def refuse_inapplicable_attacks(alg, names) -> None:
             raise ValueError(f"--attack {name!r}: unknown attack; choose from: "
                              f"{', '.join(ATTACKS)}")
         try:
-            attack.scenarios(alg)
+            check_attack_applies(attack, alg)
         except ValueError as exc:
             raise ValueError(f"--attack {name}: {one_line(exc)} (see 'audit list --attacks')"
                              ) from None
@@ -106,8 +106,8 @@ def cmd_run(args):
             "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
             "--claim-per-round-epsilon": args.claim_per_round_epsilon}
-    command = reproduce_command(args.algorithm, echo, attack_names(alg, args.attack),
-                                args.trials, args.confidence,
+    names = attack_names(alg, args.attack, search=not args.mode or "black-box" in args.mode)
+    command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
                                 args.seed, args.mode)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):

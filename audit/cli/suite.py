@@ -277,7 +277,9 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
                     "--claim-epsilon": spec.get("claim_epsilon"),
                     "--claim-delta": spec.get("claim_delta"),
                     "--claim-per-round-epsilon": spec.get("claim_per_round_epsilon")}
-            attacks = attack_names(alg, spec.get("attacks"))
+            modes = spec.get("modes")
+            attacks = attack_names(alg, spec.get("attacks"),
+                                   search=not modes or "black-box" in modes)
             command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence,
                                         seed, spec.get("modes"))
             result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence,

@@ -21,21 +21,26 @@ from audit.engine.contract import check_interface
 SEARCH = "search"
 
 
-def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]]) -> list[str]:
+def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
+                 search: bool = True) -> list[str]:
     """The attacks an audit runs: those asked for, else the algorithm's own
-    followed by the neighbour search."""
+    followed by the neighbour search (``search=False``: an audit without the
+    black-box mode, for which the search's black-box-only pairs would be
+    simulated for nothing — unless it is the only attack)."""
     if attacks:
         return list(attacks)
     names = list(alg.default_attacks)
-    return names if SEARCH in names else names + [SEARCH]
+    if SEARCH in names or (not search and names):
+        return names
+    return names + [SEARCH]
 
 
-def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]]):
+def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool = True):
     """The scenarios of the named attacks (default: the algorithm's and the
     search) and the names of the attacks that ran.  A search added by
     default that does not apply to ``alg`` is left out, unless it is the
     only attack."""
-    names = attack_names(alg, attacks)
+    names = attack_names(alg, attacks, search)
     for name in names:
         if name not in ATTACKS:
             raise ValueError(f"unknown attack {name!r}; choose from: {', '.join(ATTACKS)}")
