@@ -157,6 +157,11 @@ class CoordinateAbove:
     rounds: tuple
     coords: tuple
     thresholds: tuple      # one tuple of thresholds per (round, coordinate)
+    symbol = ">"           # class attributes, not fields: the comparison
+
+    @staticmethod
+    def test(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return x > c
 
     @property
     def point_rounds(self) -> tuple:
@@ -167,7 +172,7 @@ class CoordinateAbove:
         out, k = [], 0
         for t in self.rounds:
             for i in self.coords:
-                out += [f"x_{t + 1}[{i + 1}] > {c:.4g}" for c in self.thresholds[k]]
+                out += [f"x_{t + 1}[{i + 1}] {self.symbol} {c:.4g}" for c in self.thresholds[k]]
                 k += 1
         return out
 
@@ -177,43 +182,22 @@ class CoordinateAbove:
             x = points[t]
             for i in self.coords:
                 c = np.asarray(self.thresholds[k])
-                out.append((x[:, i][:, None] > c[None, :]).sum(axis=0))
+                out.append(self.test(x[:, i][:, None], c[None, :]).sum(axis=0))
                 k += 1
         return np.concatenate(out)
 
 
 @dataclass(frozen=True)
-class CoordinateBelow:
+class CoordinateBelow(CoordinateAbove):
     """{x_t[i] ≤ c}: the lower-tail twin of ``CoordinateAbove`` (whose events
     {x > c} at a low threshold c have probability near 1 on both sides, so
     they cannot show a ratio there).  Thresholds fixed before the audit."""
 
-    rounds: tuple
-    coords: tuple
-    thresholds: tuple      # one tuple of thresholds per (round, coordinate)
+    symbol = "<="
 
-    @property
-    def point_rounds(self) -> tuple:
-        return tuple(self.rounds)
-
-    @property
-    def labels(self) -> list[str]:
-        out, k = [], 0
-        for t in self.rounds:
-            for i in self.coords:
-                out += [f"x_{t + 1}[{i + 1}] <= {c:.4g}" for c in self.thresholds[k]]
-                k += 1
-        return out
-
-    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
-        out, k = [], 0
-        for t in self.rounds:
-            x = points[t]
-            for i in self.coords:
-                c = np.asarray(self.thresholds[k])
-                out.append((x[:, i][:, None] <= c[None, :]).sum(axis=0))
-                k += 1
-        return np.concatenate(out)
+    @staticmethod
+    def test(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return x <= c
 
 
 # Quantile levels of the point thresholds: a central grid, and far tails
