@@ -68,7 +68,10 @@ def weakened(name: str, kw: dict, f: float):
     base = build(name, **kw)
     noise = {p: base.params[p] / f for p in NOISE_PARAMS.get(name, ())}
     if noise:
-        return build(name, **kw, params=noise), "param"
+        try:
+            return build(name, **kw, params=noise), "param"
+        except ValueError:   # reported in params but not a factory argument
+            pass
     eps = kw.get("epsilon", base.claim.epsilon)
     return build(name, **{**kw, "epsilon": eps * f}), "epsilon×f"
 
