@@ -65,6 +65,7 @@ BENCHMARK_ARGS = {
     "tightness.py": ["--cases", "1:2000", "--jobs", "1"],
     "distributed.py": ["--trials", "10000", "--repeat", "1"],
     "whitebox_validity.py": ["--seeds", "1", "--trials", "200", "--jobs", "2"],
+    "power.py": ["--trials", "2000", "--jobs", "1", "--factors", "2", "--algorithms", "tbe-lazy"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=2, names=['mutant-batch-sum'])")
