@@ -202,6 +202,14 @@ class TranscriptModel(NamedTuple):
       ``means`` may then be called with any actions and ``aux=None``, and
       the releases are a fixed product mechanism, so the worst case of a
       pair is computable.  Checked on the pilots like every declaration.
+    * ``shift_bound(losses_a, losses_b, rounds, advice)`` (optional, for
+      means that depend on the history): for each release of the first
+      ``rounds`` rounds, an upper bound over *every* history on the
+      distance between its means under the two loss sequences, in the norm
+      the law's loss depends on (ℓ₁ for Laplace, ℓ₂ for Gaussian); shape
+      ``(n_releases,)``.  It bounds the pair's worst case from above where
+      ``history_free`` cannot be declared, and it is checked on the pilots'
+      own histories.
 
     Every learner using it must choose actions from past releases and public
     data only, so that the action terms cancel in the loss.
@@ -213,6 +221,7 @@ class TranscriptModel(NamedTuple):
     aux: Optional[Callable[[State], np.ndarray]] = None
     law: Optional[object] = None
     history_free: bool = False
+    shift_bound: Optional[Callable[..., np.ndarray]] = None
 
     @property
     def noise(self):

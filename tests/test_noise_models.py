@@ -182,21 +182,47 @@ def test_gaussian_mechanism_with_its_correct_claim_is_consistent_below_the_profi
     assert res.as_dict()["attacks"][0]["pair_worst_case"]["epsilon"] == pytest.approx(1.0)
 
 
-def test_pfb_gaussian_gets_pld_evidence():
+def test_pfb_gaussian_gets_pld_evidence_with_a_bounded_ceiling():
     """pfb-gaussian declares its Gaussian tree blocks: its declaration checks
-    pass (each refuses a correct declaration w.p. ≤ 1e-6) and the pld mode
-    runs on the transcript; the means depend on the played points, so no
-    pair ceiling is claimed.  The algorithm's claim is far from what 800
-    samples can show (Lemma 10's σ gives μ ≈ 0.07), so consistent."""
+    pass (each statistical one refuses a correct declaration w.p. ≤ 1e-6;
+    mean-shift-bound is deterministic) and the pld mode runs on the
+    transcript.  The means depend on the played points, so the pair's
+    ceiling is an upper bound over histories, labelled so: round 1 has the
+    linear rows (a, b) = (e₁, −1) and (−e₁, 1), played around the centre 0,
+    so |f − f′| = 2|y₁ + 1| ≤ 2(1 + ζ), entering the blocks of batch 1 that
+    the prefix releases (4 of them); μ = 2·2(n/ζ)(1 + ζ)/σ.  The claim is far
+    from what 800 samples can show (Lemma 10's σ), so consistent."""
     alg = build("pfb-gaussian")
     assert alg.claim.scope == "transcript"
     res = audit_algorithm(alg, attacks=["pfb-first-round"], trials=800, seed=0, modes=["pld"])
     assert res.declaration_checks and all(c.passed for c in res.declaration_checks)
+    assert "mean-shift-bound" in {c.check for c in res.declaration_checks}
     (p,) = _pld(res)
     assert p.scope == "transcript" and res.verdict == "consistent"
-    assert p.pair_worst_case is None
-    assert any("not computed" in n for n in p.notes)
+    w = p.pair_worst_case
+    n, zeta = alg.n_arms, alg.params["zeta"]
+    mu = 2 * 2 * (n / zeta) * (1 + zeta) / alg.params["scale"]
+    assert w.upper_bound and "at most" in w.line()
+    assert w.epsilon == pytest.approx(gaussian_epsilon(alg.claim.delta, mu), rel=1e-9)
+    assert p.epsilon_lower_bound <= w.epsilon
     assert p.details["claimed_profile"]["below_everywhere"]
+
+
+def test_a_shift_bound_smaller_than_the_code_is_refused():
+    """A shift_bound at half the true shift: mean-shift-bound fails on the
+    pilots' own histories (deterministic), and the refused declaration
+    switches the white-box modes off (asked for alone: bad input)."""
+    alg = build("pfb-gaussian")
+    model = alg.learner.transcript
+    half = model._replace(shift_bound=lambda *a: 0.5 * model.shift_bound(*a))
+    import dataclasses
+    bad = dataclasses.replace(alg, learner=alg.learner._replace(transcript=half))
+    sc = ATTACKS["pfb-first-round"].scenarios(bad)[0]
+    from audit.engine.declarations import check_declarations
+    c = {x.check: x for x in check_declarations(sc, seed=0, index=0)}
+    assert c["mean-shift-bound"].outcome == "fail"
+    with pytest.raises(ValueError, match="mean-shift-bound failed"):
+        audit_algorithm(bad, attacks=["pfb-first-round"], trials=400, seed=0, modes=["pld"])
 
 
 def test_as_ftpl_transcript_has_an_exact_ceiling():

@@ -223,3 +223,29 @@ def test_thresholds_reach_both_tails():
     assert t.min() < srt[1] and t.max() > srt[-2]
     assert not np.isin(t, s).any()
     assert np.array_equal(thresholds_from(np.array([0.0, 1, 1, 2])), [0.5, 1.5])
+
+
+def test_witness_switch_on_the_command_line(tmp_path):
+    """``--witness on`` adds the learned witness to a hand-written pair that
+    runs without it by default, ``--witness off`` removes it from the
+    search's pairs; the reproduce command carries the switch (deterministic
+    given the seed)."""
+    import json
+    from tests.test_exit_codes import run_audit
+    common = ["--horizon", "12", "--trials", "4000", "--seed", "0", "--no-store", "--jobs", "1"]
+    on = tmp_path / "on.json"
+    r = run_audit("run", "private-exp3", "--attack", "canary", "--witness", "on",
+                  "--mode", "black-box", "--json", on, *common)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(on.read_text())
+    assert doc["reproduce"].count("--witness on") == 1
+    assert all(a["learned_witness"] for a in doc["attacks"])
+    off = tmp_path / "off.json"
+    r = run_audit("run", "private-exp3", "--attack", "search", "--witness", "off",
+                  "--mode", "black-box", "--json", off, *common)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(off.read_text())
+    assert "--witness off" in doc["reproduce"]
+    assert doc["attacks"] and not any(a["learned_witness"] for a in doc["attacks"])
+    r = run_audit("run", "private-exp3", "--witness", "maybe", *common)
+    assert r.returncode == 2 and "--witness" in r.stderr

@@ -33,6 +33,7 @@ s̃ = 0, solved exactly, and public.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -236,7 +237,9 @@ def private_bandit(n: int, T: int, domain: Domain, L: float, tbatch: int, eta: f
     # directions (aux), plus the declared noise law.
     law = {"laplace": {"scale": scale}, "gaussian": {"law": Gaussian(scale)}}[noise]
     transcript = TranscriptModel(released=_released(n), means=_means(n, zeta, tbatch, n_rounds),
-                                 aux=lambda s: np.concatenate([s["y"], s["u"]], 1), **law)
+                                 aux=lambda s: np.concatenate([s["y"], s["u"]], 1),
+                                 shift_bound=_shift_bound(n, zeta, tbatch, n_rounds, domain, noise),
+                                 **law)
     return Learner(init, act, feed, n_arms=n, transcript=transcript, feedback="full",
                    point=point, incurred=incurred)
 
@@ -268,3 +271,53 @@ def _means(n, zeta, tbatch, n_rounds):
             out[:, r - 1] = g[:, r - 2 ** j:r].sum(axis=1)
         return out
     return means
+
+
+def _value_gap(row_a: np.ndarray, row_b: np.ndarray, domain: Domain, zeta: float,
+               centre: Optional[np.ndarray] = None) -> float:
+    """sup |f(y) − f′(y)| over y = x + ζu, ‖u‖₂ ≤ 1, x ∈ D — every point the
+    learner can play (x̃ stays in D) — or x = ``centre`` alone (batches 1 and
+    2 play around x̃_0 = x̃_1, the public centre).  With u = ⟨a, y⟩ − b and
+    v = ⟨a′, y⟩ − b′: linear rows give |u − v|, a linear and an absolute row
+    at most max(|u − v|, |u + v|), two absolute rows ||u| − |v|| =
+    min(|u − v|, |u + v|); each sup of |⟨c, y⟩ − d| over D ⊕ ζB (or x ⊕ ζB)
+    is exact from the domain's support range.  Exact for linear rows, an
+    upper bound otherwise."""
+    def sup(sign: float) -> float:
+        c = row_a[1:-1] - sign * row_b[1:-1]
+        d = row_a[-1] - sign * row_b[-1]
+        if centre is None:
+            lo, hi = (float(v[0]) for v in domain.support_range(c[None, :]))
+        else:
+            lo = hi = float(c @ centre)
+        r = zeta * float(np.linalg.norm(c))
+        return max(hi + r - d, d - lo + r, 0.0)
+    kinds = (row_a[0], row_b[0])
+    if kinds == (LINEAR, LINEAR):
+        return sup(1.0)
+    if kinds == (ABS, ABS):
+        return min(sup(1.0), sup(-1.0))
+    return max(sup(1.0), sup(-1.0))
+
+
+def _shift_bound(n, zeta, tbatch, n_rounds, domain, noise):
+    """Per released block of the first ``rounds`` rounds, the largest shift
+    of its mean between two loss sequences over every history: each changed
+    round t adds (n/ζ)(f_t(y_t) − f′_t(y_t)) u_t to the blocks holding its
+    batch, with ‖u_t‖₂ = 1 and ‖u_t‖₁ ≤ √n (the norm of the declared law)."""
+    norm_u = math.sqrt(n) if noise == "laplace" else 1.0
+    centre = domain.center(n)
+
+    def shift_bound(losses_a, losses_b, rounds, advice=None):
+        R = min(rounds // tbatch, n_rounds)
+        a = np.asarray(losses_a, float)[:R * tbatch]
+        b = np.asarray(losses_b, float)[:R * tbatch]
+        per_batch = np.zeros(R)
+        for t in np.flatnonzero(np.any(a != b, axis=1)):
+            # x̃_0 = x̃_1 = the centre (s̃_0 = 0): batches 1 and 2 play around it.
+            fixed = centre if t // tbatch < 2 else None
+            per_batch[t // tbatch] += (n / zeta) * norm_u * _value_gap(a[t], b[t], domain, zeta,
+                                                                       fixed)
+        return np.array([per_batch[r - 2 ** treelib.lowest_bit(r):r].sum()
+                         for r in range(1, R + 1)])
+    return shift_bound

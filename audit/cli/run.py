@@ -40,6 +40,10 @@ def add_run_parser(sub):
     p.add_argument("--mode", action="append", metavar="MODE",
                    help="black-box, per-round, search or pld (repeatable) "
                         "(default: all that apply)")
+    p.add_argument("--witness", choices=("auto", "on", "off"), default="auto",
+                   help="learned witness (a classifier over whole trajectories) on every "
+                        "black-box pair (on), on none (off), or on the search's pairs and "
+                        "for algorithms that declare no attacks (default: %(default)s)")
     p.add_argument("--report", metavar="DIR",
                    help="also write an HTML and Markdown report into DIR (default: none)")
     p.add_argument("--quiet", action="store_true",
@@ -107,15 +111,16 @@ def cmd_run(args):
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
             "--claim-per-round-epsilon": args.claim_per_round_epsilon}
     names = attack_names(alg, args.attack, search=not args.mode or "black-box" in args.mode)
+    witness = {"auto": None, "on": True, "off": False}[args.witness]
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode)
+                                args.seed, args.mode, witness)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
             result = audit_algorithm(alg, args.attack, trials=args.trials,
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
-                                     executor=ex, progress=reporter)
+                                     executor=ex, progress=reporter, witness=witness)
         except KeyboardInterrupt:
             if ex.store is not None:
                 import sys

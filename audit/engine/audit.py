@@ -24,7 +24,7 @@ from audit.execution.store import audit_fingerprint
 
 
 def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
-                      modes=None) -> str:
+                      modes=None, witness: Optional[bool] = None) -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -38,6 +38,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
         parts += ["--attack", a]
     for m in modes or ():
         parts += ["--mode", m]
+    if witness is not None:
+        parts += ["--witness", "on" if witness else "off"]
     parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
     return shlex.join(parts)
 
@@ -46,10 +48,13 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     trials: int = 200_000, confidence: float = 0.95, seed: int = 0,
                     jobs: int = 1, claim: Optional[Claim] = None, show_progress: bool = False,
                     command: Optional[str] = None, modes: Optional[Sequence[str]] = None,
-                    executor: Optional[Executor] = None, progress=None) -> AuditResult:
+                    executor: Optional[Executor] = None, progress=None,
+                    witness: Optional[bool] = None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
-    them (``modes`` restricts both).
+    them (``modes`` restricts both).  ``witness`` adds a learned witness to
+    every black-box pair (True) or to none (False); None: where the pair
+    wants one (``event_test.wants_witness``).
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -97,14 +102,15 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                          f"are exposed)")
     # Black-box evidence first, then each scenario's white-box kinds; every
     # piece is judged against the claim scaled for its scenario's group.
-    evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
+    evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size), learned=witness)
                 for i, sc in enumerate(scenarios) if black]
     evidence += [KINDS[m](sc, i, claim.scaled_for_group(sc.group_size))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
                  if m in ms]
     fingerprint = None
     if executor is not None and executor.store is not None:
-        fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes)
+        fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
+                                        witness)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     start = time.perf_counter()
     # Bonferroni over every bound that can err, summed over the evidence
@@ -112,7 +118,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     results = collect(evidence, trials, confidence, Sampler(seed, ex, progress))
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
-    command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes)
+    command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
+                                           witness)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),

@@ -45,6 +45,11 @@ the declared law: Laplace, Gaussian or finite):
 * ``means-history-free`` (when ``TranscriptModel.history_free`` is
   declared) — every pilot transcript's means equal those computed without
   its actions and aux.  Deterministic: probability 0.
+* ``mean-shift-bound`` (when ``TranscriptModel.shift_bound`` is given) —
+  along every pilot transcript, the distance between each release's means
+  under the pair's two loss sequences (same actions and aux) is at most the
+  declared bound.  Deterministic: probability 0.  The bound only ever
+  enters the pair's worst case, never a verdict.
 
 Pilot streams are ``SeedSequence([seed, scenario, PILOT_STREAM, k])``,
 disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8);
@@ -506,6 +511,39 @@ def _history_free_check(alg, sc, sides) -> DeclarationCheck:
         "alone (not on the actions or aux); otherwise leave it False")
 
 
+def _shift_bound_check(alg, sc, sides) -> DeclarationCheck:
+    """mean-shift-bound (only when given): along every pilot transcript the
+    means under ℓ and ℓ′ (the same actions and aux) are no farther apart,
+    release by release, than ``shift_bound`` says (ℓ₁ for Laplace, ℓ₂ for
+    Gaussian).  Deterministic: false-refusal probability 0."""
+    model = alg.learner.transcript
+    order = 1 if model.noise.kind == "laplace" else 2
+    with user_call("transcript.shift_bound"):
+        bound = np.asarray(model.shift_bound(sc.losses_a, sc.losses_b, sc.rounds, sc.advice),
+                           dtype=float).ravel()
+    worst, why = 0.0, ""
+    for _, _, tr, _ in sides:
+        if tr.releases.size == 0:
+            continue
+        acts = tr.actions.astype(np.int64)
+        with user_call("transcript.means"):
+            m = [np.asarray(model.means(acts, ls, tr.aux, sc.advice), dtype=float)
+                 for ls in (sc.losses_a, sc.losses_b)]
+        diff = (m[0] - m[1]).reshape(m[0].shape[0], m[0].shape[1], -1)
+        dist = np.linalg.norm(np.nan_to_num(diff), ord=order, axis=2)   # (runs, releases)
+        if dist.shape[1] != bound.size:
+            worst, why = math.inf, (f"shift_bound gives {bound.size} values, the means have "
+                                    f"{dist.shape[1]} releases")
+            break
+        excess = (dist - bound[None, :]) / (1.0 + bound[None, :])
+        worst = max(worst, float(excess.max()) if excess.size else 0.0)
+    what = why or (f"along the pilots' histories the two means of a release are up to "
+                   f"{max(worst, 0.0):.3g} (relative) farther apart than shift_bound allows")
+    return DeclarationCheck(
+        "mean-shift-bound", alg.name, sc.label, worst, TOL, "above", worst <= TOL, what,
+        "shift_bound must bound the distance of each release's two means over every history")
+
+
 def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
     model = alg.learner.transcript
     try:
@@ -516,6 +554,8 @@ def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
     out = [_law_check(alg, sc, sides), _independence_check(alg, sc, sides, seed, index)]
     if model.history_free:
         out.append(_history_free_check(alg, sc, sides))
+    if model.shift_bound is not None:
+        out.append(_shift_bound_check(alg, sc, sides))
     return out
 
 

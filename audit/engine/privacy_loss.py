@@ -202,16 +202,20 @@ class PairWorstCase:
     delta: float
     law: str
     how: str
+    # True: an upper bound over every history (TranscriptModel.shift_bound),
+    # not the exact worst case; no audit of the pair can show more either way.
+    upper_bound: bool = False
 
     def line(self) -> str:
         e = "∞" if math.isinf(self.epsilon) else f"{self.epsilon:.6g}"
-        return f"the worst case for this pair is ε = {e} at δ = {self.delta:g}"
+        return (f"the worst case for this pair is {'at most ' if self.upper_bound else ''}"
+                f"ε = {e} at δ = {self.delta:g}")
 
     def as_dict(self) -> dict:
         # JSON has no ∞: an unbounded worst case is epsilon None with unbounded true.
         inf = math.isinf(self.epsilon)
         return {"epsilon": None if inf else self.epsilon, "unbounded": inf, "delta": self.delta,
-                "law": self.law, "how": self.how}
+                "law": self.law, "how": self.how, "upper_bound": self.upper_bound}
 
 
 def pair_worst_case(alg, losses_a, losses_b, rounds: int, delta: float,
@@ -226,15 +230,39 @@ def pair_worst_case(alg, losses_a, losses_b, rounds: int, delta: float,
       (``gaussian_epsilon``; ∞ at δ = 0);
     * finite: sup_x L(x) = Σ_r max_y ln P(y|v_r)/P(y|v′_r) over outputs
       possible on the numerator side, the larger direction — exact at δ = 0.
+    When the means depend on the history but the model gives
+    ``shift_bound`` (per release, an upper bound over every history on the
+    distance of its two means), the same formulas at those distances bound
+    the worst case from above (``upper_bound``): conditioned on the past
+    releases each release is one Laplace or Gaussian mechanism with at most
+    that shift, and the loss of their adaptive composition is at most the
+    sum of ℓ₁ shifts over b, or that of one Gaussian mechanism with
+    μ = (Σ shift²)^½/σ (Dong, Roth & Su 2019, composition of GDP).
     Otherwise (None, why): the worst case over all histories is not
     computed, and nothing sampled is ever offered in its place."""
     model = alg.learner.transcript
     if model is None:
         return None, "no transcript model"
-    if not model.history_free:
-        return None, ("the release means depend on the actions or on per-round data (aux), so "
-                      "the worst case over all histories is not computed")
     law = model.noise
+    if not model.history_free:
+        if model.shift_bound is None or law.kind == "finite":
+            return None, ("the release means depend on the actions or on per-round data (aux), "
+                          "and the model gives no bound on their shift (shift_bound), so the "
+                          "worst case over all histories is not computed")
+        with user_call("transcript.shift_bound"):
+            shift = np.asarray(model.shift_bound(losses_a, losses_b, rounds, advice), dtype=float)
+        shift = shift[np.isfinite(shift)].ravel()
+        moved = int(np.count_nonzero(shift))
+        if law.kind == "laplace":
+            return PairWorstCase(float(shift.sum() / law.scale), 0.0, str(law),
+                                 f"Σ over {moved} moved release(s) of the largest ℓ₁ shift of "
+                                 f"the means over all histories, over b (an upper bound)",
+                                 upper_bound=True), ""
+        mu = float(np.linalg.norm(shift) / law.sigma)
+        return PairWorstCase(gaussian_epsilon(delta, mu), float(delta), str(law),
+                             f"one Gaussian mechanism with μ = (Σ shift²)^½/σ = {mu:.6g}, "
+                             f"shift the largest ℓ₂ shift of each of {moved} moved release(s) "
+                             f"over all histories (an upper bound)", upper_bound=True), ""
     acts = np.zeros((1, rounds), dtype=np.int64)
     m_a = _release_means(model, acts, losses_a, None, advice).ravel()
     m_b = _release_means(model, acts, losses_b, None, advice).ravel()

@@ -455,7 +455,8 @@ def code_digest(alg) -> str:
     return hashlib.sha256((tool_code_digest() + _digest_files(files)).encode()).hexdigest()
 
 
-def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes) -> str:
+def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
+                      witness=None) -> str:
     """sha256 of everything that determines an audit's counts: the algorithm
     (name, parameters, T, K, N, the code it runs), the claim it is judged
     against, the attacks, the budget (trials, confidence), the seed, the modes,
@@ -476,6 +477,8 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes) -> s
         "seed": seed,
         "modes": sorted(modes) if modes else None,
     }
+    if witness is not None:   # absent when left to the pairs: older fingerprints still match
+        spec["witness"] = bool(witness)
     return hashlib.sha256(canonical_json(spec).encode()).hexdigest()
 
 

@@ -447,7 +447,8 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
         worst = attack.get("pair_worst_case") or {}
         if worst.get("epsilon") is not None and math.isfinite(float(worst["epsilon"])):
             a2.axvline(float(worst["epsilon"]), color=PURPLE, linestyle=":", linewidth=1.4,
-                       label=f"worst case for this pair: ε = {fmt(worst['epsilon'])} at "
+                       label=f"worst case for this pair: "
+                             f"{'≤ ' if worst.get('upper_bound') else ''}ε = {fmt(worst['epsilon'])} at "
                              f"δ = {fmt(worst.get('delta'))}")
         max_loss = d.get("max_loss")
         # Where the losses live: δ(ε) > 0 only for ε below the largest sampled loss.

@@ -451,7 +451,9 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             w = a.get("pair_worst_case")
             if w:
                 eps_w = "∞ (unbounded)" if w.get("unbounded") else fmt(w.get("epsilon"))
-                B.append(("p", f"Worst case for this pair, over all its outputs: ε = {eps_w} at "
+                at_most = "at most " if w.get("upper_bound") else ""
+                B.append(("p", f"Worst case for this pair, over all its outputs: {at_most}ε = "
+                               f"{eps_w} at "
                                f"δ = {fmt(w.get('delta'))} ({w.get('how', '')}); this audit's "
                                f"ε_lb = {fmt(a.get('epsilon_lower_bound'))}.", ""))
             cp = (a.get("details") or {}).get("claimed_profile")
