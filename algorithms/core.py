@@ -274,11 +274,18 @@ class Learner(NamedTuple):
 class Claim:
     """A privacy claim, as data: what is promised, about what, and by whom.
 
-    ``scope`` is one of ``actions``, ``transcript`` or ``per-round``.
-    ``per_round_epsilon`` is set when the claim is a composition of per-round
-    guarantees (the EXP3 claim), so white-box audits can check each round.
-    Fields are checked on construction (ε ≥ 0 finite, 0 ≤ δ < 1, a known
-    scope); a ``ValueError`` names the field and what is allowed.
+    ``scope`` is one of ``actions``, ``transcript`` or ``per-round``: a
+    paper's theorem is about its algorithm's output (``actions``: the arms,
+    experts or points it plays), and evidence about a wider object (released
+    noisy values) is then the proof's intermediate object, never a verdict.
+    ``output`` says in words what that output is ("the experts chosen
+    J_1..J_T (Definition 2.1)"; None: the actions).  ``relation`` is the
+    neighbouring relation: ``one-round`` (the sequences differ in one
+    round's row).  ``per_round_epsilon`` is set when the claim is a
+    composition of per-round guarantees (the EXP3 claim), so white-box
+    audits can check each round.  Fields are checked on construction (ε ≥ 0
+    finite, 0 ≤ δ < 1, a known scope and relation); a ``ValueError`` names
+    the field and what is allowed.
     """
 
     epsilon: float
@@ -286,8 +293,11 @@ class Claim:
     scope: str
     source: str
     per_round_epsilon: Optional[float] = None
+    output: Optional[str] = None
+    relation: str = "one-round"
 
     SCOPES = ("actions", "transcript", "per-round")
+    RELATIONS = ("one-round",)
 
     def __post_init__(self):
         def number(name, value):
@@ -310,6 +320,12 @@ class Claim:
             if not (per >= 0 and np.isfinite(per)):
                 raise ValueError(f"Claim.per_round_epsilon must be None or a finite number "
                                  f">= 0, got {self.per_round_epsilon!r}")
+        if self.relation not in self.RELATIONS:
+            raise ValueError(f"Claim.relation must be one of {', '.join(self.RELATIONS)}, "
+                             f"got {self.relation!r}")
+        if self.output is not None and not isinstance(self.output, str):
+            raise ValueError(f"Claim.output must be None or words naming the output, got "
+                             f"{self.output!r}")
         if not isinstance(self.source, str):
             raise ValueError(f"Claim.source must be a string (paper, lemma), got "
                              f"{self.source!r}")
@@ -322,9 +338,10 @@ class Claim:
         eps = k * self.epsilon
         delta = min(1.0, k * np.exp((k - 1) * self.epsilon) * self.delta) if self.delta else 0.0
         source = f"{self.source}; scaled by group privacy for {k} changed rounds"
+        kept = {"output": self.output, "relation": self.relation}
         if delta >= 1.0:
-            return _VacuousClaim(eps, 1.0, self.scope, source)
-        return Claim(eps, float(delta), self.scope, source)
+            return _VacuousClaim(eps, 1.0, self.scope, source, **kept)
+        return Claim(eps, float(delta), self.scope, source, **kept)
 
     @staticmethod
     def override(base: Optional["Claim"], epsilon: Optional[float], delta: Optional[float],
@@ -341,11 +358,20 @@ class Claim:
                      (base.delta if base else 0.0) if delta is None else delta,
                      base.scope if base else "actions", source,
                      (base.per_round_epsilon if base else None) if per_round_epsilon is None
-                     else per_round_epsilon)
+                     else per_round_epsilon,
+                     base.output if base else None, base.relation if base else "one-round")
+
+    @property
+    def about(self) -> str:
+        """What the claim is about, in words: its output and relation."""
+        what = self.output or {"actions": "the actions", "transcript": "the actions and the "
+                               "released noisy values", "per-round": "each round's action"
+                               }[self.scope]
+        return f"{what}; neighbours: {self.relation}"
 
     def as_dict(self) -> dict:
         d = {"epsilon": self.epsilon, "delta": self.delta, "scope": self.scope,
-             "source": self.source}
+             "source": self.source, "output": self.output, "relation": self.relation}
         if self.per_round_epsilon is not None:
             d["per_round_epsilon"] = self.per_round_epsilon
         return d

@@ -100,3 +100,29 @@ def test_bounds_tighten_with_two_shares_per_pair():
                         modes=["black-box"], confidence=0.95)
     (res,) = r.results
     assert res.alpha == pytest.approx(0.025) and math.isclose(res.alpha_spent, 0.05)
+
+
+def test_transcript_evidence_against_an_actions_claim_is_the_intermediate_object():
+    """tbe-adaptive's noisy losses leak Nε = 2 (an exact certificate at
+    transcript scope).  Judged against a claim about the chosen experts
+    (the actions), the same evidence is reported as the proof's intermediate
+    object: never a violation and not part of ε_lb (deterministic given the
+    seed: the certificate is exact)."""
+    import dataclasses
+    from algorithms import build
+    from algorithms.core import Claim
+    from audit.engine import audit_algorithm
+    alg = build("tbe-adaptive")
+    transcript = audit_algorithm(alg, attacks=["tbe-first-round"], trials=2000, seed=0,
+                                 modes=["pld"])
+    (t,) = transcript.results
+    assert t.violation and t.exact and not t.intermediate
+    on_actions = dataclasses.replace(alg, claim=Claim(alg.claim.epsilon, 0.0, "actions",
+                                                      alg.claim.source))
+    res = audit_algorithm(on_actions, attacks=["tbe-first-round"], trials=2000, seed=0,
+                          modes=["pld"])
+    (r,) = res.results
+    assert r.intermediate and r.epsilon_lower_bound == t.epsilon_lower_bound
+    assert not r.violation and res.verdict == "consistent" and res.epsilon_lower_bound == 0
+    assert r.as_dict()["verdict"] == "intermediate"
+    assert "intermediate object" in res.summary()

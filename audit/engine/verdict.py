@@ -82,6 +82,7 @@ class AuditResult:
                  f"K = {self.algorithm.n_arms}"
                  + (f", N = {self.algorithm.n_experts}" if self.algorithm.n_experts else "") + ")",
                  f"  claim: ε = {c.epsilon:g}{delta}, scope {c.scope} — {c.source}",
+                 f"  the claim is about: {c.about}",
                  f"  budget: {self.trials} runs per side, {self.confidence:.0%} confidence "
                  f"(Bonferroni over {self.n_tests} bound(s)), seed {self.seed}"]
         if self.declaration_checks:

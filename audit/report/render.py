@@ -176,6 +176,8 @@ def _attack_verdict(doc: dict, a: dict) -> str:
     v = str(a.get("verdict", "?"))
     if v == "information":
         return "INFORMATION ONLY"
+    if v == "intermediate":
+        return "INTERMEDIATE OBJECT (not a verdict)"
     if v == "consistent" and doc.get("verdict") == "violation":
         return "NO EVIDENCE (this attack)"
     return v.upper()
@@ -330,6 +332,12 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                                      f"composition over the horizon)"))
     scope = claim.get("scope", "?")
     kv.append(("scope", f"{scope} — {SCOPES.get(scope, 'as declared by the algorithm')}"))
+    if claim.get("output"):
+        kv.append(("output", str(claim["output"])))
+    kv.append(("neighbouring relation", {"one-round": "one-round — the two loss sequences "
+                                         "differ in one round's row"}.get(
+                                             claim.get("relation", "one-round"),
+                                             str(claim.get("relation")))))
     kv.append(("source", str(claim.get("source", "—"))))
     kv.append(("overridden", "yes — audited against a user-supplied claim, not the algorithm's own"
                if claim.get("overridden") else "no — the algorithm's own claim at these parameters"))
@@ -598,7 +606,8 @@ def _html(blocks: list, title: str) -> str:
                 for h, v in zip(blk[1], row):
                     cls = (f' class="{v.split()[0].lower()}"' if h == "verdict" and v
                            and v.split()[0].lower() in ("violation", "consistent", "no",
-                                                         "information") else "")
+                                                         "information", "intermediate")
+                           else "")
                     cells.append(f"<td{cls}>{_e(v)}</td>")
                 body.append("<tr>" + "".join(cells) + "</tr>")
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")

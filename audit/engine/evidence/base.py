@@ -56,6 +56,8 @@ class EvidenceResult:
     def __repr__(self) -> str:
         if self.informational:
             verdict = "information only"
+        elif getattr(self, "intermediate", False):
+            verdict = "intermediate object, not a verdict"
         else:
             verdict = "violation" if self.violation else "consistent"
         fields = {"label": self.label, "epsilon_lower_bound": self.epsilon_lower_bound,

@@ -89,10 +89,18 @@ class LossDistributionEvidence(Evidence):
         top_dir = max(per_dir, key=lambda d: float(per_dir[d].losses.max()))
         top = float(per_dir[top_dir].losses.max())
         law = alg.learner.transcript.noise.kind if scope == "transcript" else None
+        # A claim about the actions, evidence about the released values too:
+        # the proof's intermediate object, reported but never a verdict.
+        intermediate = scope == "transcript" and claim.scope == "actions"
         notes = []
+        if intermediate:
+            notes.append("the claim is about the actions; the released noisy values are the "
+                         "proof's intermediate object, so this bound says whether the proof's "
+                         "route can hold, not whether the actions leak (never a verdict)")
         if claim.delta == 0 and law == "gaussian":
             notes.append("the Gaussian mechanism's privacy loss is unbounded (linear in the "
-                         "released value), so no pure ε claim can hold for it")
+                         "released value), so no pure ε claim can hold for "
+                         + ("the released values" if intermediate else "it"))
         if claim.delta == 0 and certified(top) > eps_lb:
             # Pure ε: every sampled output is an event of positive probability
             # whose exact loss ε must cover, so the largest one is a certificate.
@@ -164,7 +172,9 @@ class LossDistributionEvidence(Evidence):
             if worst is not None:
                 notes.append(f"{worst.line()} for the outputs of the first {sc.rounds} "
                              f"rounds, which the audit observes ({worst.how}): no audit of "
-                             f"this pair and prefix can show more")
+                             + ("the released values or of the actions (their post-processing) "
+                                "of " if intermediate else "")
+                             + "this pair and prefix can show more")
             else:
                 notes.append(f"worst case for this pair not computed: {why}")
         return WhiteBoxResult(
@@ -174,4 +184,4 @@ class LossDistributionEvidence(Evidence):
             f"{'ℓ′' if direction == SWAPPED else 'ℓ'} "
             f"({'actions' if scope == 'actions' else 'actions + released noisy values'})",
             exact=exact, details=details, notes=notes, alpha=alpha, shares=self.shares,
-            pair_worst_case=worst)
+            pair_worst_case=worst, intermediate=intermediate)

@@ -56,18 +56,35 @@ class WhiteBoxResult(EvidenceResult):
     # pld on a transcript: the pair's exact worst case over all its outputs
     # (privacy_loss.PairWorstCase), None where it is not computable.
     pair_worst_case: Optional[object] = None
+    # Evidence about a wider object than the claim's output (the released
+    # noisy values when the claim is about the actions): the proof's
+    # intermediate object.  Reported, never a verdict, never part of ε_lb —
+    # an intermediate object that leaks more says the proof's route fails,
+    # not that the output does.
+    intermediate: bool = False
 
     @property
     def label(self) -> str:
-        return f"{self.attack} [white-box {self.kind}]"
+        extra = ", intermediate object" if self.intermediate else ""
+        return f"{self.attack} [white-box {self.kind}{extra}]"
 
     @property
     def violation(self) -> bool:
-        return not self.informational and exceeds(self.epsilon_lower_bound, self.claim_value)
+        return (not self.informational and not self.intermediate
+                and exceeds(self.epsilon_lower_bound, self.claim_value))
 
     @property
     def per_record_lower_bound(self) -> float:
-        return self.epsilon_lower_bound if self.counts_toward_total else 0.0
+        return (self.epsilon_lower_bound if self.counts_toward_total and not self.intermediate
+                else 0.0)
+
+    @property
+    def verdict(self) -> str:
+        if self.informational:
+            return "information"
+        if self.intermediate:
+            return "intermediate"
+        return "violation" if self.violation else "consistent"
 
     def _repr_fields(self) -> dict:
         fields = {"kind": self.kind, "scope": self.scope, "compared_with": self.claim_label}
@@ -85,6 +102,13 @@ class WhiteBoxResult(EvidenceResult):
         if self.informational:
             lines = [head + f"max ε_t = {self.epsilon_lower_bound:.6g}: {verdict} "
                             f"(no per-round claim to compare with)"]
+        elif self.intermediate:
+            above = ("above" if exceeds(self.epsilon_lower_bound, self.claim_value)
+                     else "not above")
+            lines = [head + f"ε_lb = {self.epsilon_lower_bound:.6g} ({exact}) on the proof's "
+                            f"intermediate object ({self.scope}), {above} {self.claim_label} "
+                            f"{self.claim_value:.6g}: not a verdict (the claim is about the "
+                            f"actions)"]
         else:
             lines = [head + f"ε_lb = {self.epsilon_lower_bound:.6g} ({exact}) vs "
                             f"{self.claim_label} {self.claim_value:.6g}: {verdict}"]
@@ -95,13 +119,12 @@ class WhiteBoxResult(EvidenceResult):
         return lines
 
     def as_dict(self) -> dict:
-        verdict = ("information" if self.informational
-                   else "violation" if self.violation else "consistent")
+        verdict = self.verdict
         return {"name": self.attack, "scenario": f"{self.attack}:{self.kind}", "mode": "white-box",
                 "kind": self.kind, "scope": self.scope,
                 "epsilon_lower_bound": self.epsilon_lower_bound,
                 "claim_compared": {"value": self.claim_value, "what": self.claim_label},
-                "verdict": verdict,
+                "verdict": verdict, "intermediate_object": self.intermediate,
                 "event": self.event, "exact": self.exact,
                 **({"pair_worst_case": self.pair_worst_case.as_dict()
                     if self.pair_worst_case is not None else None}
