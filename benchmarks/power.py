@@ -4,10 +4,14 @@ For each algorithm the suite in ``pyproject.toml`` expects to be consistent
 at its default parameters: ε_lb and wall time of the default audit (default
 attacks, every mode that applies), then the smallest factor f in the list
 such that the same algorithm with its noise scales divided by f is reported
-as a violation of the *original* claim (the detectable leak), and the
-smallest f at which an exact white-box certificate refutes the claim (where
-the claim truly breaks, computed with no statistical error; "-" where no
-white-box mode applies or none refutes it up to the largest f).
+as a violation of the *original* claim (the detectable leak), the
+smallest f at which an exact white-box certificate refutes the claim
+(computed with no statistical error; "-" where no white-box mode applies or
+none refutes it up to the largest f), and, where the released noisy values
+have a computable worst case, the factor at which they break the claim
+("values break": exact, by bisection, no sampling — where the claim is about
+the actions, where the proof's route fails; "≥ f" where only an upper bound
+on the worst case is known, so they break no earlier than f).
 
 How the noise is weakened, per algorithm (the ``how`` column):
 * ``param`` — every noise-scale parameter the factory exposes (σ, λ,
@@ -17,7 +21,7 @@ How the noise is weakened, per algorithm (the ``how`` column):
   that depend on ε move with it.
 
     python benchmarks/power.py [--trials 200000] [--jobs 2] [--factors 1.5,2,3,5,10]
-                               [--algorithms private-exp3,tbe-lazy]
+                               [--algorithms private-exp3,tbe-lazy] [--exact-only]
 """
 from __future__ import annotations
 
@@ -34,6 +38,8 @@ sys.path.insert(0, str(ROOT))
 from algorithms import build  # noqa: E402
 from audit.engine import audit_algorithm  # noqa: E402
 from audit.engine.evidence.whitebox import WhiteBoxResult  # noqa: E402
+from audit.engine.privacy_loss import pair_worst_case  # noqa: E402
+from audit.engine.scenarios import scenarios_for  # noqa: E402
 
 # The factory parameters that are noise scales, per algorithm (a name alone
 # is not enough: ``sigma`` of private-htinf is the base learner's, not noise).
@@ -77,6 +83,41 @@ def weakened(name: str, kw: dict, f: float):
     return build(name, **{**kw, "epsilon": eps * f}), "epsilon×f"
 
 
+def transcript_breaks_at(name: str, kw: dict, claim, hi: float = 100.0) -> str:
+    """The smallest f (to 3 digits, by bisection) at which the exact worst
+    case of some audited pair, on the released noisy values, exceeds the
+    claim — no sampling: ``pair_worst_case`` of the weakened algorithm.
+    Where the claim is about the actions this is where the proof's route
+    (privacy of the intermediate object) breaks; the actions may hold on
+    longer.  "-" where no pair's worst case is computable."""
+    def worst(f: float):
+        alg = weakened(name, kw, f)[0] if f != 1 else build(name, **kw)
+        if alg.learner.transcript is None:
+            return None
+        scenarios, _ = scenarios_for(alg, None, search=False)
+        found = [pair_worst_case(alg, sc.losses_a, sc.losses_b, sc.rounds, claim.delta,
+                                 sc.advice)[0] for sc in scenarios if sc.group_size == 1]
+        found = [w for w in found if w is not None]
+        bounded.update(w.upper_bound for w in found)
+        return max(w.epsilon for w in found) if found else None
+    bounded: set = set()
+    w1 = worst(1.0)
+    if w1 is None:
+        return "-"
+    # From an upper bound on the worst case (history-dependent means), the
+    # true factor is at least the one found.
+    at_least = "≥" if True in bounded else ""
+    if w1 > claim.epsilon:
+        return "≥1" if at_least else "≤1"
+    if worst(hi) <= claim.epsilon:
+        return f">{hi:g}"
+    lo, up = 1.0, hi
+    while up / lo > 1.001:
+        mid = (lo * up) ** 0.5
+        lo, up = (mid, up) if worst(mid) <= claim.epsilon else (lo, mid)
+    return f"{at_least}{up:.3g}"
+
+
 def audit(alg, claim, trials, jobs, seed):
     start = time.perf_counter()
     r = audit_algorithm(alg, trials=trials, seed=seed, jobs=jobs, claim=claim)
@@ -92,16 +133,25 @@ def main():
     ap.add_argument("--factors", default="1.5,2,3,5,10")
     ap.add_argument("--algorithms", default="",
                     help="comma-separated names (default: every correct one in the suite)")
+    ap.add_argument("--exact-only", action="store_true",
+                    help="only the exact column (no audits): where each algorithm's released "
+                         "values break the claim")
     args = ap.parse_args()
     factors = [float(x) for x in args.factors.split(",")]
     todo = correct_algorithms()
     if args.algorithms:
         wanted = args.algorithms.split(",")
         todo = [(n, kw) for n, kw in todo if n in wanted]
+    if args.exact_only:
+        for name, kw in todo:
+            claim = build(name, **kw).claim
+            print(f"{name:24s} released values break the claim at f = "
+                  f"{transcript_breaks_at(name, kw, claim)}", flush=True)
+        return
     print(f"trials {args.trials} per side, seed {args.seed}, jobs {args.jobs}, "
           f"factors {factors}")
     head = (f"{'algorithm':24s} {'claim':>16s} {'ε_lb':>8s} {'verdict':>10s} {'wall s':>7s} "
-            f"{'detected at f':>13s} {'certified at f':>14s}  how")
+            f"{'detected at f':>13s} {'certified at f':>14s} {'values break':>12s}  how")
     print(head)
     print("-" * len(head))
     for name, kw in todo:
@@ -124,7 +174,8 @@ def main():
         c = f"ε={claim.epsilon:g}" + (f",δ={claim.delta:g}" if claim.delta else "")
         print(f"{name:24s} {c:>16s} {r.epsilon_lower_bound:8.4f} {r.verdict:>10s} {wall:7.1f} "
               f"{detected if detected is not None else '>' + str(factors[-1]):>13} "
-              f"{certified_at if certified_at is not None else '-':>14}  {how}", flush=True)
+              f"{certified_at if certified_at is not None else '-':>14} "
+              f"{transcript_breaks_at(name, kw, claim):>12}  {how}", flush=True)
 
 
 if __name__ == "__main__":
