@@ -40,6 +40,7 @@ from audit.engine.evidence.whitebox import WhiteBoxResult  # noqa: E402
 # Algorithms not listed are weakened through ε.
 NOISE_PARAMS = {
     "as-ftrl-experts": ("lam",), "as-ftpl": ("sigma",), "as-bandit-exp2": ("lam",),
+    "as-ftrl-experts-unit": ("lam",), "as-ftpl-unit": ("sigma",), "as-bandit-exp2-unit": ("lam",),
     "private-batched-exp4": ("noise_scale",), "tbe-lazy": ("noise_scale",),
     **{name: ("rnm_noise_scale", "svt_query_noise_scale", "svt_threshold_noise_scale")
        for name in ("tbe-svt", "tbe-svt-fixed")},
