@@ -406,9 +406,26 @@ class Algorithm:
     default_attacks: tuple = ()
     notes: str = ""
     extra: dict = field(default_factory=dict)
-    # Validates a loss sequence when its rows are not losses in [0, 1]^K (e.g.
+    # Validates a loss sequence when its rows are not losses in a box (e.g.
     # the parameters of convex loss functions); returns the checked array.
     check_losses: Optional[Callable[[np.ndarray], np.ndarray]] = None
+    # The loss class the privacy claim assumes, per coordinate of a loss row:
+    # every ℓ_t lies in [lo, hi]^K, and neighbouring sequences may differ at
+    # one round anywhere in that box (so by up to hi − lo per coordinate).
+    # The validator refuses losses outside it, and every attack, the neighbour
+    # search and the regret instances build their losses inside it.  Only for
+    # rows that are losses (no ``check_losses``).
+    loss_range: tuple = (0.0, 1.0)
+
+    def __post_init__(self):
+        lr = self.loss_range
+        ok = isinstance(lr, (tuple, list)) and len(lr) == 2 and all(
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            for v in lr)
+        if not ok or not (math.isfinite(lr[0]) and math.isfinite(lr[1]) and lr[0] < lr[1]):
+            raise ValueError(f"Algorithm.loss_range must be a pair (lo, hi) of finite numbers "
+                             f"with lo < hi, got {lr!r}")
+        self.loss_range = (float(lr[0]), float(lr[1]))
 
     @property
     def needs_advice(self) -> bool:

@@ -58,14 +58,20 @@ def check_batch(tau, T) -> int:
     return tau
 
 
-def check_losses(losses, T: int | None = None, K: int | None = None) -> np.ndarray:
+def check_losses(losses, T: int | None = None, K: int | None = None,
+                 loss_range: tuple = (0.0, 1.0)) -> np.ndarray:
+    """The losses as a float array ``(T, K)``, every entry in ``loss_range``
+    (the algorithm's ``Algorithm.loss_range``, [lo, hi] per coordinate)."""
     arr = np.asarray(losses, dtype=float)
     if arr.ndim != 2:
         raise ValueError(f"losses must be an array of shape (T, K), got shape {arr.shape}")
     if T is not None and arr.shape[0] != T or K is not None and arr.shape[1] != K:
         raise ValueError(f"losses must have shape (T={T}, K={K}), got {arr.shape}")
-    if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
-        raise ValueError("losses must lie in [0, 1]")
+    lo, hi = loss_range
+    if not np.all(np.isfinite(arr)) or arr.min() < lo or arr.max() > hi:
+        bad = arr[~np.isfinite(arr) | (arr < lo) | (arr > hi)].flat[0]
+        raise ValueError(f"losses must lie in [{lo:g}, {hi:g}] (the algorithm's loss range), "
+                         f"got {bad:g}")
     return arr
 
 

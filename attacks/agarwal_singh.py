@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Attack, Scenario
+from .base import Attack, Scenario, loss_extremes
 from .events import ActionAt, CoordinateAbove, SwitchAt, Union, pilot_thresholds, standard_events
 
 # Simulating costs one tree step per round; by round 32 round 1's nodes of
@@ -11,17 +11,23 @@ from .events import ActionAt, CoordinateAbove, SwitchAt, Union, pilot_thresholds
 MAX_ROUND = 32
 
 
-def split_pair(T: int, N: int, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """All losses 0 except round t (0-based): the first ⌈N/2⌉ experts lose 1
-    on ℓ and the others on ℓ′.  ‖ℓ_t − ℓ′_t‖₁ = N, the most Lap^N(λ) with
-    λ = N·(...)/ε is calibrated for, and the loss differences between the two
-    halves move by 2 (a change of all N coordinates by the same amount would
-    leave x_t ∝ exp(−ηL̃) unchanged and show only in the transcript)."""
-    a = np.zeros((T, N))
+def split_pair(T: int, N: int, t: int, lo: float = 0.0,
+               hi: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """All losses lo except round t (0-based): the first ⌈N/2⌉ experts lose
+    hi on ℓ and the others on ℓ′ (lo and hi the ends of the loss range).
+    Every coordinate moves across the whole range, so ‖ℓ_t − ℓ′_t‖₁ =
+    N(hi − lo), the diameter of [lo, hi]^N in ℓ₁: N on [0, 1], the most
+    Lap^N(λ) with λ = N·(...)/ε is calibrated for, and 2N on the paper's
+    [−1, 1]^N (‖l‖∞ ≤ 1, Section 2), where the calibration to ‖𝒴‖₁ = N
+    (Lemma 3.3) covers only half of it.  The loss differences between the two
+    halves move by 2(hi − lo) (a change of all N coordinates by the same
+    amount would leave x_t ∝ exp(−ηL̃) unchanged and show only in the
+    transcript)."""
+    a = np.full((T, N), float(lo))
     b = a.copy()
     up = np.arange(N) < (N + 1) // 2
-    a[t, up] = 1.0
-    b[t, ~up] = 1.0
+    a[t, up] = hi
+    b[t, ~up] = hi
     return a, b
 
 
@@ -56,7 +62,8 @@ def released_nodes_containing(s: int, until: int) -> int:
 
 class TreeLevel(Attack):
     name = "as-tree-level"
-    summary = ("tree-based aggregation: a split change (ℓ₁ = N) at round 1, which lies in one "
+    summary = ("tree-based aggregation: a split change (every coordinate across the loss range, "
+               "ℓ₁ = N(hi − lo)) at round 1, which lies in one "
                "released node per level (released at 1, 2, 4, …), and at round P/2 + 1, the "
                "first round after a level boundary, inside the node [1, P] "
                "(P = largest power of two ≤ 32 whose node is released)")
@@ -72,7 +79,7 @@ class TreeLevel(Attack):
         out = []
         cases = [("round-1", 0)] + ([(f"round-{P // 2 + 1}", P // 2)] if P >= 4 else [])
         for label, t in cases:
-            a, b = split_pair(T, N, t)
+            a, b = split_pair(T, N, t, *loss_extremes(alg))
             # x_{t+2} is the first point reading L̃_{t+1} (0-based index t + 1);
             # later points read other nodes containing round t + 1.
             focus = [t + 1, t + 2, t + 4]

@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 
 from algorithms.core import Algorithm
+from .instances import in_range
 
 
 @dataclass
@@ -71,6 +72,21 @@ class Attack:
 
     def scenarios(self, alg: Algorithm) -> list[Scenario]:
         raise NotImplementedError
+
+
+def loss_extremes(alg: Algorithm) -> tuple[float, float]:
+    """(lo, hi): the ends of the loss class the algorithm's claim assumes
+    (``Algorithm.loss_range``, per coordinate).  Pairs that move a
+    coordinate between the extremes move it between these two."""
+    lo, hi = alg.loss_range
+    return float(lo), float(hi)
+
+
+def into_range(alg: Algorithm, x) -> np.ndarray:
+    """Losses given on [0, 1] mapped affinely into the algorithm's loss
+    range, lo + (hi − lo)·x (0 → lo, 1 → hi).  On [0, 1] this is x itself,
+    bit for bit (0.0 + 1.0·x == x)."""
+    return in_range(x, loss_extremes(alg))
 
 
 def horizon_prefix(alg: Algorithm, wanted: int) -> int:

@@ -2,10 +2,12 @@
 turns Algorithm 1's single noisy release into a visible action."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from algorithms.core import Algorithm, Learner
-from .base import Attack, Scenario, batch_size
+from .base import Attack, Scenario, batch_size, loss_extremes
 from .events import standard_events
 
 
@@ -37,15 +39,19 @@ class Canary(Attack):
         if alg.rebuild is None or tau is None:
             raise ValueError(f"attack canary applies only to conversions that hold for every "
                              f"base learner (Algorithm 1 / 5); {alg.name} is not one")
-        c = 1.0 / tau
+        lo, hi = loss_extremes(alg)
+        # Side ℓ: arm 1's batch-1 mean is lo + (hi − lo)/τ = c; side ℓ′: lo.
+        c = lo + (hi - lo) / tau
         audited = alg.rebuild(threshold_canary(alg.base_arms, c))
+        if audited.loss_range != alg.loss_range:   # the same conversion: the same loss class
+            audited = dataclasses.replace(audited, loss_range=alg.loss_range)
         rounds = min(alg.horizon, 2 * tau)
         if rounds <= tau:
             raise ValueError(f"attack canary needs a horizon of at least τ + 1 = {tau + 1} rounds")
         K = alg.n_arms
-        a = np.zeros((alg.horizon, K))
+        a = np.full((alg.horizon, K), lo)
         b = a.copy()
-        a[0, 0] = 1.0  # side ℓ: batch mean of arm 1 is 1/τ = c;  side ℓ′: 0
+        a[0, 0] = hi
         advice = None
         if alg.needs_advice:
             # Expert j recommends arm min(j, 1) deterministically: expert 2's
@@ -54,9 +60,10 @@ class Canary(Attack):
             one_hot = np.zeros((N, K))
             one_hot[np.arange(N), np.minimum(np.arange(N), 1)] = 1.0
             advice = np.broadcast_to(one_hot, (alg.horizon, N, K)).copy()
+        level = "1/τ" if (lo, hi) == (0.0, 1.0) else f"{lo:g} + ({hi:g} − {lo:g})/τ"
         notes = [
             f"The base learner of {alg.name} was replaced by the threshold canary "
-            f"(plays arm 1 in batch 1, then arm 2 forever iff its noisy feedback ≥ 1/τ = {c:g}).",
+            f"(plays arm 1 in batch 1, then arm 2 forever iff its noisy feedback ≥ {level} = {c:g}).",
             "This is legitimate: the conversion's privacy claim (Lemma 3.3 / Theorem 4.2) holds "
             "for every base learner, so the auditor may choose the most revealing one.",
             f"For a correct conversion P[I_(τ+1) = 2] is 1/2 on ℓ and e^(−ε)/2 on ℓ′, so "

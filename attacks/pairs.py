@@ -1,4 +1,10 @@
-"""Neighbouring loss sequences that need no change to the algorithm."""
+"""Neighbouring loss sequences that need no change to the algorithm.
+
+Losses are written for the loss class [0, 1]^K and placed in the
+algorithm's own (``Algorithm.loss_range`` [lo, hi]): 0 stands for lo, 1 for
+hi, and values between map affinely, so every pair moves a coordinate
+across the whole range the claim allows.
+"""
 from __future__ import annotations
 
 import math
@@ -7,7 +13,7 @@ import numpy as np
 
 from algorithms.core import Algorithm
 from attacks.instances import default_advice
-from .base import Attack, Scenario, batch_size, horizon_prefix
+from .base import Attack, Scenario, batch_size, horizon_prefix, into_range, loss_extremes
 from .events import standard_events
 
 
@@ -29,9 +35,10 @@ class G1(Attack):
     def scenarios(self, alg):
         if alg.n_arms != 2:
             raise ValueError(f"attack g1 needs K = 2 arms; {alg.name} has K = {alg.n_arms}")
-        a = np.ones((alg.horizon, 2))
+        lo, hi = loss_extremes(alg)
+        a = np.full((alg.horizon, 2), hi)
         b = a.copy()
-        a[0, 1] = 0.0
+        a[0, 1] = lo
         rounds = horizon_prefix(alg, 500)
         # The history of App. G.1 / Figure 1: I_t = 2 for odd t, 1 for even t.
         history = (np.arange(alg.horizon) % 2 == 0).astype(np.int64)
@@ -46,9 +53,10 @@ class FirstRound(Attack):
     summary = "change the loss of arm 1 at round 1 (1 vs 0), all other losses 0"
 
     def scenarios(self, alg):
-        a = np.zeros((alg.horizon, alg.n_arms))
+        lo, hi = loss_extremes(alg)
+        a = np.full((alg.horizon, alg.n_arms), lo)
         b = a.copy()
-        a[0, 0] = 1.0
+        a[0, 0] = hi
         rounds = _window(alg, 1)
         tau = batch_size(alg) or 1
         return [Scenario("first-round", alg, a, b,
@@ -69,9 +77,10 @@ class BatchEdge(Attack):
         for label, t in (("batch-edge:last-of-batch-1", tau - 1), ("batch-edge:first-of-batch-2", tau)):
             if t >= alg.horizon:
                 continue
-            a = np.zeros((alg.horizon, alg.n_arms))
+            lo, hi = loss_extremes(alg)
+            a = np.full((alg.horizon, alg.n_arms), lo)
             b = a.copy()
-            a[t, :] = 1.0
+            a[t, :] = hi
             rounds = _window(alg, t + 1)
             focus = (t, t + 1, tau, 2 * tau, 2 * tau + 1)
             out.append(Scenario(label, alg, a, b, standard_events(rounds, alg.n_arms, focus=focus),
@@ -91,9 +100,9 @@ class Lemma51(Attack):
         k = min(math.ceil(1.0 / alg.claim.epsilon), 8, alg.horizon - tau)
         if k < 1:
             raise ValueError(f"attack lemma51 needs a horizon beyond τ = {tau}")
-        a = np.tile([0.5, 1.0], (alg.horizon, 1))
+        a = into_range(alg, np.tile([0.5, 1.0], (alg.horizon, 1)))
         b = a.copy()
-        b[tau:tau + k, 1] = 0.0
+        b[tau:tau + k, 1] = loss_extremes(alg)[0]
         rounds = _window(alg, tau + k)
         windows = ((tau, rounds),) if rounds - tau <= 512 else ((tau, tau + 512),)
         return [Scenario("lemma51", alg, a, b,
@@ -112,10 +121,11 @@ class RareArm(Attack):
         tau = batch_size(alg) or 1
         t = min(2 * tau, alg.horizon - 1) if tau > 1 else min(alg.horizon // 2, 200)
         K = alg.n_arms
-        a = np.ones((alg.horizon, K))
-        a[:, 0] = 0.0
+        lo, hi = loss_extremes(alg)
+        a = np.full((alg.horizon, K), hi)
+        a[:, 0] = lo
         b = a.copy()
-        a[t, K - 1] = 0.0
+        a[t, K - 1] = lo
         advice = None
         if alg.needs_advice:
             # Expert j always recommends arm j mod K: inverse-probability

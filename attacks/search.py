@@ -10,13 +10,16 @@ does so over neighbouring loss sequences, from the algorithm's shape alone:
   multiples of a declared batch or window length and ±1, late rounds, a few
   fixed random ones), up to ``MAX_PREFIX`` (every finalist is simulated up to
   its changed round, so later changes are not searched);
-* **which coordinates change**, always within the loss class [0, 1]^K: one
-  arm 1 vs 0, all arms 1 vs 0, or a swap (1, 0) vs (0, 1) of arms 1 and 2;
-  for loss rows that are function parameters (PRIVATEBANDIT) the family's
-  own largest change, f vs −f; another algorithm with its own
-  ``check_losses`` keeps the candidates that hook accepts;
-* **the background losses**: zeros, ones, the ``gap`` instance, a fixed
-  uniform random sequence;
+* **which coordinates change**, always across the whole loss class the
+  algorithm declares, [lo, hi]^K (``Algorithm.loss_range``, [0, 1] unless
+  it says otherwise): one arm hi vs lo, all arms hi vs lo, or a swap
+  (hi, lo) vs (lo, hi) of arms 1 and 2; for loss rows that are function
+  parameters (PRIVATEBANDIT) the family's own largest change, f vs −f;
+  another algorithm with its own ``check_losses`` keeps the candidates that
+  hook accepts;
+* **the background losses**: every loss lo (``zeros`` on [0, 1], else
+  ``low``), every loss hi (``ones``, else ``high``), the ``gap`` instance
+  mapped into the range, a fixed uniform random sequence on [lo, hi];
 * **the advice**, for algorithms that take it: the default advice, or
   one-hot advice with expert 1 on the changed arm (the others on the other
   arms in turn).
@@ -93,8 +96,9 @@ MAX_POINT_ROUNDS = 5
 @dataclass(frozen=True)
 class Candidate:
     """One neighbouring pair: at round ``round`` (0-based) the coordinates
-    ``up`` are 1 on ℓ and 0 on ℓ′, ``down`` 0 on ℓ and 1 on ℓ′; every other
-    loss is the background's.  ``rounds`` is the prefix simulated."""
+    ``up`` are hi on ℓ and lo on ℓ′, ``down`` lo on ℓ and hi on ℓ′ (the ends
+    of the loss range; 1 and 0 on [0, 1]); every other loss is the
+    background's.  ``rounds`` is the prefix simulated."""
 
     round: int
     change: str
@@ -110,12 +114,12 @@ class Candidate:
         tail = "-focused-advice" if self.advice == "focus" else ""
         return f"search:round-{self.round + 1}-{self.change}-{self.background}{tail}"
 
-    def describe(self) -> str:
+    def describe(self, lo: float = 0.0, hi: float = 1.0) -> str:
         if self.change == "f-vs-minus-f":
             what = "the loss function f vs −f"
         else:
-            what = ", ".join([f"arm {i + 1}: 1 vs 0" for i in self.up] +
-                             [f"arm {i + 1}: 0 vs 1" for i in self.down])
+            what = ", ".join([f"arm {i + 1}: {hi:g} vs {lo:g}" for i in self.up] +
+                             [f"arm {i + 1}: {lo:g} vs {hi:g}" for i in self.down])
         adv = {"": "", "default": ", default advice",
                "focus": ", advice: expert 1 on the changed arm"}[self.advice]
         return f"round {self.round + 1} ({what}) on the {self.background} background{adv}"
@@ -183,6 +187,8 @@ class _Space:
         self.T, self.K = alg.horizon, alg.n_arms
         self.functions = _function_rows(alg)
         self.periods = periods(alg)
+        self.lo, self.hi = float(alg.loss_range[0]), float(alg.loss_range[1])
+        self.unit = (self.lo, self.hi) == (0.0, 1.0)
         self._backgrounds: dict = {}
 
     # ---------------------------------------------------------------- shape
@@ -219,7 +225,9 @@ class _Space:
         return out
 
     def backgrounds(self) -> tuple:
-        return ("zero-functions",) if self.functions else BACKGROUNDS
+        if self.functions:
+            return ("zero-functions",)
+        return BACKGROUNDS if self.unit else ("low", "high") + BACKGROUNDS[2:]
 
     def advices(self) -> tuple:
         return ("default", "focus") if self.alg.needs_advice else ("",)
@@ -244,14 +252,15 @@ class _Space:
     def background(self, name: str) -> np.ndarray:
         if name not in self._backgrounds:
             T, K = self.T, self.K
-            if name == "zeros":
-                bg = np.zeros((T, K))
-            elif name == "ones":
-                bg = np.ones((T, K))
+            lo, hi = self.lo, self.hi
+            if name in ("zeros", "low"):
+                bg = np.full((T, K), lo)
+            elif name in ("ones", "high"):
+                bg = np.full((T, K), hi)
             elif name == "gap":
-                bg = gap(T, K).losses
-            else:   # a fixed uniform sequence
-                bg = _data_rng(0xB6).random((T, K))
+                bg = gap(T, K, loss_range=(lo, hi)).losses
+            else:   # a fixed uniform sequence on [lo, hi] (on [0, 1]: 0 + 1·U = U)
+                bg = lo + (hi - lo) * _data_rng(0xB6).random((T, K))
             self._backgrounds[name] = bg
         return self._backgrounds[name]
 
@@ -265,8 +274,8 @@ class _Space:
         else:
             a = self.background(c.background)[:n].copy()
             b = a.copy()
-            a[c.round, list(c.up)], b[c.round, list(c.up)] = 1.0, 0.0
-            a[c.round, list(c.down)], b[c.round, list(c.down)] = 0.0, 1.0
+            a[c.round, list(c.up)], b[c.round, list(c.up)] = self.hi, self.lo
+            a[c.round, list(c.down)], b[c.round, list(c.down)] = self.lo, self.hi
         advice = self.advice(c)
         return a, b, None if advice is None else advice[:n]
 
@@ -531,7 +540,8 @@ class NeighbourSearch(Attack):
             a, b, advice = space.pair(c)
             place = 1 + [x.candidate for x in stage2].index(c)
             notes = [
-                f"neighbour search finalist {rank} of {len(chosen)}: {c.describe()}, "
+                f"neighbour search finalist {rank} of {len(chosen)}: "
+                f"{c.describe(space.lo, space.hi)}, "
                 f"{c.rounds} rounds simulated",
                 f"chosen on the pilot: score {r.score:.3g} (the ε lower bound a pilot audit of "
                 f"this pair certifies on {r.runs} runs per side, its best event), place {place} "

@@ -46,6 +46,7 @@ from audit.engine.scenarios import scenarios_for  # noqa: E402
 # Algorithms not listed are weakened through ε.
 NOISE_PARAMS = {
     "as-ftrl-experts": ("lam",), "as-ftpl": ("sigma",), "as-bandit-exp2": ("lam",),
+    "as-ftrl-experts-unit": ("lam",), "as-ftpl-unit": ("sigma",), "as-bandit-exp2-unit": ("lam",),
     "private-batched-exp4": ("noise_scale",), "tbe-lazy": ("noise_scale",),
     **{name: ("rnm_noise_scale", "svt_query_noise_scale", "svt_threshold_noise_scale")
        for name in ("tbe-svt", "tbe-svt-fixed")},

@@ -37,8 +37,9 @@ CASES = {
     "private-exp3 (tight at transcript scope)": (lambda: build("private-exp3", horizon=200), None),
     "ldp-exp4": (lambda: build("ldp-exp4", horizon=100), None),
     "private-batched-exp4 (δ = 1e-6)": (lambda: build("private-batched-exp4", horizon=200), None),
-    "as-ftrl-experts": (lambda: build("as-ftrl-experts", horizon=32), None),
-    "as-bandit-exp2": (lambda: build("as-bandit-exp2", horizon=100), None),
+    # On [0, 1]^N: on the paper's [−1, 1]^N these two are 2ε-DP, not correct.
+    "as-ftrl-experts-unit": (lambda: build("as-ftrl-experts-unit", horizon=32), None),
+    "as-bandit-exp2-unit": (lambda: build("as-bandit-exp2-unit", horizon=100), None),
     "tbe-adaptive-fixed": (lambda: build("tbe-adaptive-fixed", horizon=50), None),
     "pfb-laplace-derived": (lambda: build("pfb-laplace-derived"), None),
 }

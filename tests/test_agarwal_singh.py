@@ -21,8 +21,16 @@ from algorithms.agarwal_singh.full_info import laplace_pad
 from tests.reference_agarwal_singh import (RefPrivateEXP2, RefTreeFTRL, gauss, gauss_pad,
                                            laplace, laplace_pad as ref_laplace_pad)
 
-NAMES = ["as-ftrl-experts", "as-ftpl", "as-bandit-exp2", "as-ftrl-experts-ln",
-         "as-ftrl-lemma33"]
+NAMES = ["as-ftrl-experts", "as-ftpl", "as-bandit-exp2", "as-ftrl-experts-unit",
+         "as-ftpl-unit", "as-bandit-exp2-unit", "as-ftrl-experts-ln", "as-ftrl-lemma33"]
+PAPER = ["as-ftrl-experts", "as-ftpl", "as-bandit-exp2"]       # ‖l_t‖∞ ≤ 1: [−1, 1]^N
+
+
+def _losses(alg, seed, shape):
+    """Uniform losses over the algorithm's whole loss range (signed ones on
+    the paper's [−1, 1]^N)."""
+    lo, hi = alg.loss_range
+    return lo + (hi - lo) * np.random.default_rng(seed).random(shape)
 
 
 def _run_vectorised(alg, losses, seed, runs=1, transcript=False):
@@ -51,13 +59,17 @@ def _run_ref_tree(alg, kind, losses, seed):
 
 @pytest.mark.parametrize("T", [13, 16])
 @pytest.mark.parametrize("name,kind", [("as-ftrl-experts", "ftrl"), ("as-ftpl", "ftpl"),
+                                       ("as-ftrl-experts-unit", "ftrl"), ("as-ftpl-unit", "ftpl"),
                                        ("as-ftrl-lemma33", "ftrl")])
 def test_tree_learners_match_reference_on_same_stream(name, kind, T):
-    """Deterministic given the seed: same actions, points and released nodes.
-    Small λ/σ so the losses matter (otherwise noise decides everything)."""
+    """Deterministic given the seed: same actions, points and released nodes,
+    on losses over the whole declared range ([−1, 1]^N for the paper's
+    algorithms, so negative losses and prefix sums are exercised).  Small
+    λ/σ so the losses matter (otherwise noise decides everything)."""
     param = {"lam": 0.3} if kind == "ftrl" else {"sigma": 0.3}
     alg = build(name, horizon=T, arms=3, params=param)
-    losses = np.random.default_rng(5).random((T, 3))
+    losses = _losses(alg, 5, (T, 3))
+    assert (losses.min() < 0) == (name in PAPER)
     for seed in range(5):
         tr = _run_vectorised(alg, losses, seed, transcript=True)
         acts, xs, ref = _run_ref_tree(alg, kind, losses, seed)
@@ -69,10 +81,13 @@ def test_tree_learners_match_reference_on_same_stream(name, kind, T):
                                    rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["as-bandit-exp2", "as-bandit-exp2-unit"])
 @pytest.mark.parametrize("N", [2, 3])
-def test_exp2_matches_reference_on_same_stream(N):
-    alg = build("as-bandit-exp2", horizon=40, arms=N, params={"eta": 0.2, "gamma": 0.1})
-    losses = np.random.default_rng(2).random((40, N))
+def test_exp2_matches_reference_on_same_stream(N, name):
+    """Deterministic given the seed, on losses over the declared range
+    ([−1, 1]^N for as-bandit-exp2: negative loss estimates)."""
+    alg = build(name, horizon=40, arms=N, params={"eta": 0.2, "gamma": 0.1})
+    losses = _losses(alg, 2, (40, N))
     p = alg.params
     for seed in range(5):
         tr = _run_vectorised(alg, losses, seed, transcript=True)
@@ -104,7 +119,7 @@ def test_tree_learners_have_the_reference_distribution(name, kind):
     param = {"lam": 0.5} if kind == "ftrl" else {"sigma": 0.5}
     T = 8
     alg = build(name, horizon=T, arms=3, params=param)
-    losses = np.random.default_rng(9).random((T, 3))
+    losses = _losses(alg, 9, (T, 3))
     tr = _run_vectorised(alg, losses, 123, runs=20000)
     ref = np.array([_run_ref_tree(alg, kind, losses, 10_000 + s)[0] for s in range(1500)])
     for t in (1, 4, 7):
@@ -116,7 +131,7 @@ def test_tree_learners_have_the_reference_distribution(name, kind):
 def test_exp2_has_the_reference_distribution():
     """Same comparison for Algorithm 4 around Algorithm 5 (false failure < 1e-7)."""
     alg = build("as-bandit-exp2", horizon=30, arms=3, params={"eta": 0.3, "gamma": 0.1})
-    losses = np.random.default_rng(4).random((30, 3))
+    losses = _losses(alg, 4, (30, 3))
     tr = _run_vectorised(alg, losses, 7, runs=20000)
     p = alg.params
     ref = []
@@ -204,10 +219,11 @@ def test_depth_is_the_worst_number_of_released_nodes_the_outputs_read(T):
 
 
 def _sup_loss(alg, t0):
-    """Sup over transcripts of the exact loss for the split pair at round t0:
-    Σ over released nodes of ‖Δ‖₁/λ."""
+    """Sup over transcripts of the exact loss for the split pair at round t0
+    (every coordinate across the algorithm's loss range): Σ over released
+    nodes of ‖Δ‖₁/λ."""
     T, N = alg.horizon, alg.n_arms
-    a, b = split_pair(T, N, t0)
+    a, b = split_pair(T, N, t0, *alg.loss_range)
     last = alg.extra["tree"]["released_until"]
     return np.abs(block_sums(a, last) - block_sums(b, last)).sum() / alg.params["lam"]
 
@@ -215,9 +231,16 @@ def _sup_loss(alg, t0):
 @pytest.mark.parametrize("T", [16, 17, 64, 1000])
 @pytest.mark.parametrize("N", [2, 3])
 def test_paper_lambda_is_exactly_enough_for_the_predictions(T, N):
-    alg = build("as-ftrl-experts", horizon=T, arms=N, epsilon=0.7)
+    """On [0, 1]^N λ = N⌈log₂T⌉/ε is exactly enough; on the paper's own
+    [−1, 1]^N the same λ gives exactly 2ε (λ covers ‖𝒴‖₁ = N, Lemma 3.3,
+    while a changed row moves each node by up to 2N)."""
+    alg = build("as-ftrl-experts-unit", horizon=T, arms=N, epsilon=0.7)
     worst = max(_sup_loss(alg, t0) for t0 in range(0, T, max(1, T // 50)))
     assert worst == pytest.approx(0.7)
+    paper = build("as-ftrl-experts", horizon=T, arms=N, epsilon=0.7)
+    assert paper.loss_range == (-1.0, 1.0)
+    assert max(_sup_loss(paper, t0) for t0 in range(0, T, max(1, T // 50))) == \
+        pytest.approx(2 * 0.7)
     ln = build("as-ftrl-experts-ln", horizon=T, arms=N, epsilon=0.7)
     assert _sup_loss(ln, 0) == pytest.approx(0.7 * catalog.depth(T) / math.log(T))
     l33 = build("as-ftrl-lemma33", horizon=T, arms=N, epsilon=0.7)
@@ -235,11 +258,15 @@ def _gaussian_delta(eps, mu):
                                            (16, 2, 2.0, 1e-3), (100000, 10, 0.1, 1e-8)])
 def test_ftpl_sigma_gives_eps_delta_for_the_gaussian_tree(T, N, eps, delta):
     """Theorem 3.5's σ against the exact Gaussian-mechanism profile: one round
-    moves ⌈log₂ T⌉ nodes by ℓ₂ ≤ √N each, so μ = √(N⌈log₂T⌉)/σ."""
-    alg = build("as-ftpl", horizon=T, arms=N, epsilon=eps, delta=delta)
-    mu = math.sqrt(N * catalog.depth(T)) / alg.params["sigma"]
-    assert _gaussian_delta(eps, mu) <= delta
-    assert alg.claim.delta == delta and alg.claim.epsilon == eps
+    moves ⌈log₂ T⌉ nodes by ℓ₂ ≤ (hi − lo)√N each, so μ = (hi − lo)√(N⌈log₂T⌉)/σ:
+    σ leaves room for the paper's [−1, 1]^N (hi − lo = 2) at these parameters."""
+    for name, width in (("as-ftpl-unit", 1.0), ("as-ftpl", 2.0)):
+        alg = build(name, horizon=T, arms=N, epsilon=eps, delta=delta)
+        assert alg.loss_range[1] - alg.loss_range[0] == width
+        mu = width * math.sqrt(N * catalog.depth(T)) / alg.params["sigma"]
+        assert alg.extra["mechanism"]["sensitivity"] == pytest.approx(mu * alg.params["sigma"])
+        assert _gaussian_delta(eps, mu) <= delta
+        assert alg.claim.delta == delta and alg.claim.epsilon == eps
 
 
 def test_exp2_parameters_follow_theorem_41():
@@ -274,10 +301,115 @@ def test_exact_transcript_audit_flags_the_paper_variants(name, violation):
 
 
 def test_exact_transcript_audit_passes_the_correct_tree():
-    """The loss of a correct transcript never exceeds ε (exactly), so the
-    pld mode cannot report a certificate; its DKW bound fails w.p. ≤ 5%
-    and is far from ε here (largest loss ≈ 0.6ε in the 68-round prefix)."""
-    alg = build("as-ftrl-experts", horizon=200)
+    """On [0, 1]^N the loss of a correct transcript never exceeds ε (exactly),
+    so the pld mode cannot report a certificate; its DKW bound fails w.p.
+    ≤ 5% and is far from ε here (largest loss ≈ 0.6ε in the 36-round
+    prefix)."""
+    alg = build("as-ftrl-experts-unit", horizon=200)
     res = audit_algorithm(alg, attacks=["as-tree-level"], trials=10000, modes=["pld"])
     assert not res.violation
     assert all(r.details["max_loss"] <= 1.0 + 1e-9 for r in res.results)
+
+
+# ------------------------------------------------------------ the loss class
+@pytest.mark.parametrize("name", NAMES)
+def test_loss_range_is_the_declared_class_and_the_validator_uses_it(name):
+    """The paper's algorithms take ‖l_t‖∞ ≤ 1, i.e. [−1, 1]^N (Section 2,
+    Theorem 4.1); the -unit variants and the paper variants [0, 1]^N.  The
+    validator accepts the whole declared box and refuses anything outside
+    it with one line naming the range (deterministic)."""
+    alg = build(name, horizon=8)
+    paper = name in PAPER
+    assert alg.loss_range == ((-1.0, 1.0) if paper else (0.0, 1.0))
+    rng = np.random.default_rng(0)
+    lo, hi = alg.loss_range
+    corners = np.where(np.arange(8 * 2).reshape(8, 2) % 3 == 0, lo, hi)
+    simulate(alg, corners, 3, rng)
+    where = r"\[-1, 1\]" if paper else r"\[0, 1\]"
+    for bad in ((1.5, -1.5) if paper else (-0.5, 1.5)):
+        losses = np.full((8, 2), hi)
+        losses[3, 1] = bad
+        with pytest.raises(ValueError, match=f"losses must lie in {where}") as info:
+            simulate(alg, losses, 3, rng)
+        assert "\n" not in str(info.value) and f"{bad:g}" in str(info.value)
+
+
+@pytest.mark.parametrize("name", PAPER)
+def test_paper_attacks_move_a_coordinate_across_the_whole_range(name):
+    """Every pair of the default attacks of the paper's algorithms lies in
+    [−1, 1]^N and moves a coordinate from −1 to +1 at its changed round (the
+    diameter, 2 per coordinate); the split pair of the tree moves every
+    coordinate so (‖ℓ_t − ℓ′_t‖₁ = 2N).  Deterministic."""
+    alg = build(name, horizon=300, arms=3)
+    for attack in alg.default_attacks:
+        for sc in ATTACKS[attack].scenarios(alg):
+            a, b = sc.losses_a, sc.losses_b
+            assert a.min() >= -1 and a.max() <= 1 and b.min() >= -1 and b.max() <= 1
+            (t,) = sc.differing_rounds()
+            assert np.abs(a[t] - b[t]).max() == 2.0, sc.label
+            assert {a[t].min(), a[t].max()} == {-1.0, 1.0}, sc.label
+            if attack == "as-tree-level":
+                assert np.abs(a[t] - b[t]).sum() == 2 * alg.n_arms
+
+
+@pytest.mark.parametrize("name", PAPER)
+def test_the_search_builds_its_pairs_inside_the_paper_range(name):
+    """The neighbour search's backgrounds are the range's ends (``low`` =
+    −1, ``high`` = +1), the gap instance mapped onto {−1, +1} and a uniform
+    sequence on [−1, 1]; its changes move coordinates between −1 and +1.
+    Deterministic."""
+    from attacks.search import _Space
+    alg = build(name, horizon=64, arms=3)
+    space = _Space(alg)
+    assert space.backgrounds() == ("low", "high", "gap", "random")
+    assert np.all(space.background("low") == -1) and np.all(space.background("high") == 1)
+    assert set(np.unique(space.background("gap"))) == {-1.0, 1.0}
+    rnd = space.background("random")
+    assert rnd.min() >= -1 and rnd.max() <= 1 and rnd.min() < -0.9 and rnd.max() > 0.9
+    for c in space.variants(5):
+        a, b, _ = space.pair(c)
+        simulate(alg, a, 1, np.random.default_rng(0), rounds=1)   # in range
+        assert np.all(a[5, list(c.up)] == 1) and np.all(b[5, list(c.up)] == -1)
+        assert np.all(a[5, list(c.down)] == -1) and np.all(b[5, list(c.down)] == 1)
+        assert "1 vs -1" in c.describe(space.lo, space.hi)
+
+
+def test_factor_two_exact_certificate_on_the_paper_loss_class():
+    """Theorem 4.1's λ = 1/ε (Lemma 4.2, B = 1) on the paper's losses
+    ‖l_t‖∞ ≤ 1: the first-round pair moves ℓ_1(1) from −1 to +1, and the
+    release ℓ_1(i_1) + Lap(1/ε) then has exact loss 2ε whenever arm 1 is
+    played at round 1 (probability 1/2: q_1 is uniform) and the noise lands
+    beyond the numerator's mean (1/2).  The pld mode samples 2000 outputs:
+    none reaches 2ε with probability (3/4)^2000 < 1e-249.  On [0, 1] the
+    same pair's loss is at most ε (exact), and attains it with the same
+    probability.  White-box only; the two statistical declaration checks
+    (noise-law, noise-independence; mean-shift-bound is deterministic)
+    refuse a correct declaration w.p. ≤ 1e-6 each, so a false failure has
+    probability < 1e-5."""
+    for name, factor in (("as-bandit-exp2", 2.0), ("as-bandit-exp2-unit", 1.0)):
+        alg = build(name, horizon=50, epsilon=0.5)
+        res = audit_algorithm(alg, attacks=["first-round"], trials=2000, modes=["pld"])
+        (r,) = res.results
+        assert r.exact
+        assert factor * 0.5 * (1 - 1e-6) <= r.epsilon_lower_bound <= factor * 0.5 + 1e-9
+        assert res.violation == (factor > 1)
+        # the pair's worst case (shift_bound: |Δℓ_1(i)| ≤ 2 over every history)
+        assert r.pair_worst_case.upper_bound
+        assert r.pair_worst_case.epsilon == pytest.approx(factor * 0.5)
+
+
+def test_exact_transcript_audit_flags_the_tree_on_the_paper_loss_class():
+    """as-ftrl-experts on [−1, 1]^N (T = 200, ⌈log₂T⌉ = 8, λ = 16): round 1
+    lies in 6 nodes released within the 36 simulated rounds, 12 coordinates
+    each moving by 2, so every term of the exact loss is ±2/λ = ±1/8 or in
+    between, and each is +1/8 with probability exactly 1/2 on ℓ (Laplace
+    noise beyond the numerator's mean).  L ≥ 11/8 − 1/8 > 1 = ε as soon as
+    11 of the 12 are: probability ≥ 13/4096 per sample, so 10000 samples
+    all miss w.p. < e^-31 (and the declaration checks refuse w.p. < 1e-5)."""
+    alg = build("as-ftrl-experts", horizon=200)
+    res = audit_algorithm(alg, attacks=["as-tree-level"], trials=10000, modes=["pld"])
+    assert res.violation
+    first = next(r for r in res.results if r.attack == "as-tree-level:round-1")
+    assert first.exact and first.epsilon_lower_bound > 1.0
+    # 12 moved coordinates × 2/λ = 1.5 = 2 × the 0.75 of the same pair on [0, 1]
+    assert first.pair_worst_case.epsilon == pytest.approx(1.5)

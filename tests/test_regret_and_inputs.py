@@ -79,6 +79,14 @@ def test_bad_losses_and_advice_are_refused():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match=r"losses must lie in \[0, 1\]"):
         simulate(alg, np.full((10, 2), 1.5), 3, rng)
+    # a [0, 1] algorithm refuses the negative losses of the [−1, 1] class,
+    # in one line naming its range and the offending value
+    signed = np.zeros((10, 2))
+    signed[2, 0] = -0.5
+    with pytest.raises(ValueError, match=r"losses must lie in \[0, 1\] \(the algorithm's loss "
+                                         r"range\), got -0.5$") as info:
+        simulate(alg, signed, 3, rng)
+    assert "\n" not in str(info.value)
     with pytest.raises(ValueError, match="losses must have shape"):
         simulate(alg, np.zeros((10, 3)), 3, rng)
     with pytest.raises(ValueError, match="losses must be an array of shape"):
@@ -124,3 +132,68 @@ def test_cli_regret_json(tmp_path):
     assert doc["runs"] == 500 and doc["horizon"] == 200 and doc["jobs"] == 1
     assert doc["regret_ci"][0] <= doc["regret_mean"] <= doc["regret_ci"][1]
     assert "run-rounds/s" in r.stdout
+
+
+def test_loss_range_must_be_an_interval():
+    """Algorithm.loss_range is (lo, hi), finite, lo < hi: one line naming it."""
+    from algorithms import Algorithm, Claim
+    alg = build("private-exp3", horizon=10)
+    for bad in ((1.0, 0.0), (0.0, float("inf")), (0.0,), "01", (0.0, True)):
+        with pytest.raises(ValueError, match=r"^Algorithm.loss_range must be a pair \(lo, hi\)"):
+            Algorithm("x", alg.learner, Claim(1, 0, "actions", "x"), 10, 2, {}, loss_range=bad)
+    ok = Algorithm("x", alg.learner, Claim(1, 0, "actions", "x"), 10, 2, {}, loss_range=(-1, 2))
+    assert ok.loss_range == (-1.0, 2.0)
+    assert alg.loss_range == (0.0, 1.0)
+
+
+def test_unit_range_pairs_and_instances_are_the_literal_ones():
+    """On [0, 1] (every algorithm that does not declare a loss range) the
+    pairs and instances are exactly those built from the literals 0 and 1,
+    bit for bit, so their audits are unchanged; on [−1, 1] the same
+    constructions span the range (0 → −1, 1 → +1).  Deterministic."""
+    import dataclasses
+    from attacks import ATTACKS
+    from attacks.instances import gap, make_instance
+    T = 100
+    exp3 = build("private-exp3", horizon=T)
+    first = ATTACKS["first-round"].scenarios(exp3)[0]
+    want = np.zeros((T, 2))
+    want[0, 0] = 1.0
+    assert np.array_equal(first.losses_a, want) and np.array_equal(first.losses_b, np.zeros((T, 2)))
+    canary = ATTACKS["canary"].scenarios(exp3)[0]
+    assert np.array_equal(canary.losses_a, want)
+    edge = ATTACKS["batch-edge"].scenarios(exp3)[0]
+    want = np.zeros((T, 2))
+    want[exp3.params["tau"] - 1, :] = 1.0
+    assert np.array_equal(edge.losses_a, want)
+    rare = ATTACKS["rare-arm"].scenarios(exp3)[0]
+    want = np.ones((T, 2))
+    want[:, 0] = 0.0
+    assert np.array_equal(rare.losses_b, want)
+    g1 = ATTACKS["g1"].scenarios(exp3)[0]
+    assert np.array_equal(g1.losses_b, np.ones((T, 2))) and g1.losses_a[0, 1] == 0.0
+    l51 = ATTACKS["lemma51"].scenarios(exp3)[0]
+    assert np.array_equal(l51.losses_a, np.tile([0.5, 1.0], (T, 1)))
+    raw = (np.random.default_rng(0).random((T, 3)) < [0.3, 0.5, 0.5]).astype(float)
+    assert np.array_equal(gap(T, 3).losses, raw)
+    assert np.array_equal(make_instance("lemma51", T, 2).losses, np.tile([0.5, 1.0], (T, 1)))
+    # the same constructions on a [−1, 1] algorithm
+    signed = dataclasses.replace(exp3, loss_range=(-1.0, 1.0))
+    a = ATTACKS["first-round"].scenarios(signed)[0].losses_a
+    assert a[0, 0] == 1.0 and np.all(a.ravel()[1:] == -1.0)
+    assert np.array_equal(gap(T, 3, loss_range=(-1, 1)).losses, 2 * raw - 1)
+    assert np.array_equal(ATTACKS["lemma51"].scenarios(signed)[0].losses_a,
+                          np.tile([0.0, 1.0], (T, 1)))
+
+
+def test_regret_instances_follow_the_loss_range():
+    """The regret of the paper's [−1, 1] algorithm is measured on the gap
+    instance mapped onto {−1, +1} (accepted by the validator); its best arm's
+    loss is −T + 2·(number of ones), exactly (deterministic)."""
+    from attacks.instances import make_instance
+    alg = build("as-bandit-exp2", horizon=200)
+    inst = make_instance("gap", 200, 2, None, alg.loss_range)
+    assert set(np.unique(inst.losses)) == {-1.0, 1.0} and "mapped onto [-1, 1]" in inst.description
+    res = estimate_regret(alg, runs=50, seed=0, jobs=1)
+    assert np.isfinite(res.regret_mean)
+    assert inst.best_loss() == -200 + 2 * (make_instance("gap", 200, 2).losses.sum(0).min())

@@ -247,3 +247,30 @@ def test_pilot_streams_are_not_the_audits():
     pilot_states = {pilot_rng(key, side).bit_generator.seed_seq.generate_state(4).tobytes()
                     for key in range(1000) for side in (0, 1)}
     assert not audit_states & pilot_states
+
+
+def test_unit_range_search_pairs_are_unchanged():
+    """An algorithm on [0, 1] (the default loss range) gets the search's
+    original backgrounds and changes, bit for bit: zeros, ones, the gap
+    instance, the fixed uniform sequence; changed coordinates 1 vs 0.  So
+    its pilot, finalists and audit are unchanged.  Deterministic."""
+    from attacks.instances import gap
+    from attacks.search import _Space
+    from algorithms import build
+    alg = build("private-exp3", horizon=64)
+    space = _Space(alg)
+    T, K = 64, 2
+    assert space.backgrounds() == ("zeros", "ones", "gap", "random")
+    assert np.array_equal(space.background("zeros"), np.zeros((T, K)))
+    assert np.array_equal(space.background("ones"), np.ones((T, K)))
+    assert np.array_equal(space.background("gap"), gap(T, K).losses)
+    uniform = np.random.default_rng([PILOT_STREAM, 0, 0, 0xB6]).random((T, K))
+    assert np.array_equal(space.background("random"), uniform)
+    for c in space.variants(3):
+        a, b, _ = space.pair(c)
+        want_a = space.background(c.background).copy()
+        want_b = want_a.copy()
+        want_a[3, list(c.up)], want_b[3, list(c.up)] = 1.0, 0.0
+        want_a[3, list(c.down)], want_b[3, list(c.down)] = 0.0, 1.0
+        assert np.array_equal(a, want_a) and np.array_equal(b, want_b)
+        assert c.describe(space.lo, space.hi) == c.describe()

@@ -23,7 +23,12 @@ def private_exp2_learner(N: int, eta: float, gamma: float, lam: float) -> Learne
       q_t exp(−η ℓ̂_t), kept as log-weights (the noisy loss can be negative).
 
     The released values are the forwarded noisy losses; actions depend only
-    on them and independent uniforms, so the transcript loss is exact.
+    on them and independent uniforms, so the transcript loss is exact.  The
+    loss estimate and the log-weights take losses of any sign (the paper's
+    ‖l_t‖∞ ≤ 1 allows negative ones, and the noisy loss is negative anyway):
+    nothing is clipped.  ``shift_bound`` bounds each release's mean shift
+    over every history by max_i |ℓ_t(i) − ℓ′_t(i)|, so the audit reports the
+    pair's worst case (Σ_t shift_t/λ, an upper bound).
     """
 
     def init(runs, rng):
@@ -56,5 +61,13 @@ def private_exp2_learner(N: int, eta: float, gamma: float, lam: float) -> Learne
         T = actions.shape[1]
         return np.asarray(losses, dtype=float)[np.arange(T), actions]
 
-    model = TranscriptModel(released=lambda s: s["released"], means=means, scale=float(lam))
+    def shift_bound(losses_a, losses_b, rounds, advice=None):
+        # Release t's mean is ℓ_t(i_t): over every history its two means are
+        # at most max_i |ℓ_t(i) − ℓ′_t(i)| apart (ℓ₁ of a scalar).
+        a = np.asarray(losses_a, dtype=float)[:rounds]
+        b = np.asarray(losses_b, dtype=float)[:rounds]
+        return np.abs(a - b).max(axis=1)
+
+    model = TranscriptModel(released=lambda s: s["released"], means=means, scale=float(lam),
+                            shift_bound=shift_bound)
     return Learner(init=init, act=act, feed=feed, n_arms=N, transcript=model)

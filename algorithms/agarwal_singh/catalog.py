@@ -20,6 +20,26 @@ Which "log" (the paper never says):
     levels(T) = ⌈log₂ T⌉ + 1 released nodes: true ε = ε(1 + 1/log₂ T).
 * Elsewhere (log N, log NT, log(log T/δ)) ``log`` is natural: those come from
   e-based tail bounds (Fact C.1) and the entropic regulariser's range ln N.
+
+Which losses (``Algorithm.loss_range``).  The paper's loss class for experts
+and bandits is the unit cube of ℓ∞, 𝒴 = {l ∈ ℝ^N : ‖l‖∞ ≤ 1} = [−1, 1]^N
+(Section 2, "Prediction with Expert Advice"; Theorem 4.1 "‖l_t‖∞ ≤ 1"), and
+the registered ``as-ftrl-experts``, ``as-ftpl`` and ``as-bandit-exp2`` declare
+it.  Their noise, however, is calibrated to the *size* of one loss vector,
+not to how far two neighbouring ones can be apart: λ = ‖𝒴‖₁⌈log T⌉/ε with
+‖𝒴‖₁ = max ‖l‖₁ = N (Theorem 3.1, Lemma 3.3 "λ ≥ ‖l‖₁ log T/ε") and
+λ = B/ε with B = max |⟨l, x̃⟩|/‖x̃‖∞ = 1 (Lemma 4.2, Theorem 4.1's proof).
+The Laplace mechanism needs the sensitivity, max ‖l − l′‖₁ = 2‖𝒴‖₁ = 2N
+per node on [−1, 1]^N (2B = 2 for the bandit's forwarded loss), so on the
+paper's own class Theorems 3.1 and 4.1 give 2ε-DP, not ε: a round whose
+every coordinate moves from −1 to +1 attains it.  On [0, 1]^N the diameter
+is N (resp. 1) and the claims hold; the ``-unit`` variants
+(``as-ftrl-experts-unit``, ``as-ftpl-unit``, ``as-bandit-exp2-unit``)
+declare [0, 1] and are otherwise the same algorithms.  Theorem 3.5's σ for
+FTPL is loose enough that the doubled ℓ₂ sensitivity 2√N per node still
+gives its (ε, δ) at the default parameters.  The two paper variants above
+keep [0, 1]^N, so that each isolates the one defect it is named for (the
+reading of "log T").
 """
 from __future__ import annotations
 
@@ -32,6 +52,14 @@ from .bandit import private_exp2_learner
 from .full_info import ftpl_learner, ftrl_experts_learner
 
 PAPER = "Agarwal & Singh, The Price of Differential Privacy for Online Learning (ICML 2017)"
+# ‖l_t‖∞ ≤ 1 (Section 2, prediction with expert advice; Theorem 4.1).
+PAPER_LOSSES = (-1.0, 1.0)
+UNIT_LOSSES = (0.0, 1.0)
+
+
+def _loss_class(loss_range) -> str:
+    lo, hi = loss_range
+    return f"[{lo:g}, {hi:g}]^N"
 
 
 def depth(T: int) -> int:
@@ -59,7 +87,7 @@ def ftrl_eta(T: int, N: int) -> float:
 
 
 def _ftrl(name, T, K, epsilon, eta, lam, lam_formula, released_until, source, notes,
-          basis: bool = False):
+          basis: bool = False, loss_range=UNIT_LOSSES):
     # The pure-ε factories accept ``delta`` only for the registry's uniform
     # signature (as the private_bandits catalog does); it does not enter λ.
     N = check_arms(K)
@@ -73,33 +101,58 @@ def _ftrl(name, T, K, epsilon, eta, lam, lam_formula, released_until, source, no
     if basis:
         # One round lies in ≤ ⌈log₂T⌉ released nodes and moves each by ≤ N in
         # ℓ₁ (losses in [0, 1]^N): the Laplace mechanism, ℓ₁ sensitivity N⌈log₂T⌉.
+        # The claim rests on this, Lemma 3.3's ‖𝒴‖₁ = N, on either loss class;
+        # on [−1, 1]^N a node moves by up to 2N, which the audit is to show.
+        src = ("Lap^N(λ) tree nodes read by x_1..x_T; one round lies in ⌈log₂T⌉ of them, "
+               "ℓ₁ ≤ N each (Lemma 3.3)")
+        if loss_range != UNIT_LOSSES:
+            src += (f"; the paper takes ‖𝒴‖₁ = N, but on {_loss_class(loss_range)} a node moves "
+                    f"by up to {(loss_range[1] - loss_range[0]) * N:g}")
         extra["mechanism"] = {"law": "laplace", "sensitivity": float(N * d), "scale": lam,
-                              "compositions": 1,
-                              "source": "Lap^N(λ) tree nodes read by x_1..x_T; one round lies "
-                                        "in ⌈log₂T⌉ of them, ℓ₁ ≤ N each (Lemma 3.3)"}
+                              "compositions": 1, "source": src}
     return Algorithm(name, learner, claim, T, N,
                      {"epsilon": epsilon, "eta": eta, "lam": lam, "draws": d},
-                     default_attacks=("as-tree-level",), notes=notes, extra=extra)
+                     default_attacks=("as-tree-level",), notes=notes, extra=extra,
+                     loss_range=loss_range)
+
+
+def _ftrl_experts(name, loss_range, T, K, epsilon, eta, lam) -> Algorithm:
+    T = _tree_horizon(T)
+    notes = ("outputs: points x_t (audited through the exact transcript and CoordinateAbove "
+             "events) and experts sampled from x_t")
+    if loss_range != UNIT_LOSSES:
+        notes += (f"; losses in {_loss_class(loss_range)}, the paper's class (‖l_t‖∞ ≤ 1): λ covers "
+                  f"‖𝒴‖₁ = N, half the ℓ₁ diameter 2N of a changed row, so the transcript is "
+                  f"2ε-DP (as-ftrl-experts-unit takes [0, 1]^N, where it is ε-DP)")
+    return _ftrl(name, T, K, epsilon, eta, lam, lambda N, d, e: N * d / e, T - 1,
+                 "Theorem 3.1 / Corollary 3.2 (λ = N⌈log₂T⌉/ε; Lemma 3.3 for the tree nodes "
+                 "completed by T − 1, which x_1..x_T read)", notes, basis=True,
+                 loss_range=loss_range)
 
 
 def make_ftrl_experts(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -> Algorithm:
     """Algorithm 1 + Algorithm 2 for prediction with expert advice
     (Corollary 3.2.1): R(x) = Σ x_i log x_i, 𝒟 = Lap^N(λ),
     λ = N⌈log₂ T⌉/ε (Cor 3.2 with ‖𝒴‖₁ = N, Theorem 3.1), every L̃_t padded to
-    ⌈log₂ T⌉ draws, η = √(ln N/T) (``ftrl_eta``).
+    ⌈log₂ T⌉ draws, η = √(ln N/T) (``ftrl_eta``), on the paper's loss class
+    [−1, 1]^N (‖l_t‖∞ ≤ 1, Section 2).
 
     Claim: ε-DP (Theorem 3.1) for the transcript of released tree nodes that
     the predictions read, i.e. the nodes completed in rounds 1..T − 1
     (equivalently PrivateSum's L̃'_1..L̃'_{T−1}); x_1..x_T and the sampled
     experts are post-processing of it plus independent noise.  The node
     completed at round T feeds only L̃_T, which no prediction uses, and is not
-    part of the output."""
-    T = _tree_horizon(T)
-    return _ftrl("as-ftrl-experts", T, K, epsilon, eta, lam, lambda N, d, e: N * d / e, T - 1,
-                 "Theorem 3.1 / Corollary 3.2 (λ = N⌈log₂T⌉/ε; Lemma 3.3 for the tree nodes "
-                 "completed by T − 1, which x_1..x_T read)",
-                 "outputs: points x_t (audited through the exact transcript and CoordinateAbove "
-                 "events) and experts sampled from x_t", basis=True)
+    part of the output.  On [−1, 1]^N one changed row moves a node by up to
+    2N in ℓ₁, twice the ‖𝒴‖₁ = N that λ is calibrated to (Lemma 3.3), so
+    the true ε of the transcript is 2ε (module docstring)."""
+    return _ftrl_experts("as-ftrl-experts", PAPER_LOSSES, T, K, epsilon, eta, lam)
+
+
+def make_ftrl_experts_unit(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None,
+                           lam=None) -> Algorithm:
+    """``make_ftrl_experts`` on losses in [0, 1]^N, where one changed row
+    moves a node by at most N = ‖𝒴‖₁ in ℓ₁ and Theorem 3.1's λ gives ε-DP."""
+    return _ftrl_experts("as-ftrl-experts-unit", UNIT_LOSSES, T, K, epsilon, eta, lam)
 
 
 def make_ftrl_experts_ln(T=64, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -> Algorithm:
@@ -107,7 +160,8 @@ def make_ftrl_experts_ln(T=64, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) 
     reading Corollary 3.2's "log T" as the natural log, λ = N ln T/ε, while
     each L̃_t still carries ⌈log₂ T⌉ draws and one round still lies in up to
     ⌈log₂ T⌉ released nodes.  True ε of the transcript = ε⌈log₂ T⌉/ln T
-    (≈ 1.44ε at T = 64)."""
+    (≈ 1.44ε at T = 64).  Losses in [0, 1]^N, so that the log reading is the
+    only defect it shows (on [−1, 1]^N add the factor 2 of ``make_ftrl_experts``)."""
     T = _tree_horizon(T)
     return _ftrl("as-ftrl-experts-ln", T, K, epsilon, eta, lam,
                  lambda N, d, e: N * math.log(T) / e, T - 1,
@@ -122,7 +176,8 @@ def make_ftrl_experts_lemma33(T=16, K=2, epsilon=1.0, delta=0.0, eta=None,
     outputs L̃'_1..L̃'_T, equivalently every tree node through t = T — is
     ε-DP with λ = N⌈log₂ T⌉/ε.  At T = 2^k the root completes at t = T and
     round 1 lies in k + 1 = levels(T) released nodes, so the true ε is
-    ε(k + 1)/k.  The fix is λ = N·levels(T)/ε (``--param lam=``)."""
+    ε(k + 1)/k.  The fix is λ = N·levels(T)/ε (``--param lam=``).  Losses in
+    [0, 1]^N, so that the off-by-one is the only defect it shows."""
     T = _tree_horizon(T)
     return _ftrl("as-ftrl-lemma33", T, K, epsilon, eta, lam,
                  lambda N, d, e: N * d / e, T,
@@ -133,7 +188,7 @@ def make_ftrl_experts_lemma33(T=16, K=2, epsilon=1.0, delta=0.0, eta=None,
 
 def ftpl_sigma(T: int, N: int, epsilon: float, delta: float) -> float:
     """Theorem 3.5: σ = max{‖𝒴‖₂ √(T/(√N log T)), (√N/ε) log T log(log T/δ)}
-    with ‖𝒴‖₂ = √N (losses in [0, 1]^N), log T = ⌈log₂ T⌉ (the tree depth:
+    with ‖𝒴‖₂ = √N (losses in [0, 1]^N or [−1, 1]^N), log T = ⌈log₂ T⌉ (the tree depth:
     the number of nodes one round lies in) and the outer log(·/δ) natural (a
     Gaussian tail bound)."""
     d = depth(T)
@@ -144,14 +199,27 @@ def ftpl_sigma(T: int, N: int, epsilon: float, delta: float) -> float:
 def make_ftpl(T=1000, K=2, epsilon=1.0, delta=1e-6, sigma=None) -> Algorithm:
     """Algorithm 3 (FTPL + TreeBasedAgg) over the experts' simplex with
     𝒟 = 𝒩(0, σ² I_N), σ from Theorem 3.5 (``ftpl_sigma``); the output is the
-    argmin expert x_t = e_{I_t}.
+    argmin expert x_t = e_{I_t}; losses in the paper's [−1, 1]^N (Section 2).
+    ``_ftpl`` has the details."""
+    return _ftpl("as-ftpl", PAPER_LOSSES, T, K, epsilon, delta, sigma)
+
+
+def make_ftpl_unit(T=1000, K=2, epsilon=1.0, delta=1e-6, sigma=None) -> Algorithm:
+    """``make_ftpl`` on losses in [0, 1]^N."""
+    return _ftpl("as-ftpl-unit", UNIT_LOSSES, T, K, epsilon, delta, sigma)
+
+
+def _ftpl(name, loss_range, T, K, epsilon, delta, sigma) -> Algorithm:
+    """Algorithm 3 with Theorem 3.5's σ on losses in ``loss_range``.
 
     Why (ε, δ): Theorem 3.5 states "ε-differentially private", but σ contains
     δ and the noise is Gaussian; the privacy loss of a Gaussian mechanism is
     unbounded (linear in the output), so no pure ε claim can hold for any σ.
     What the tree with Gaussian nodes gives is the Gaussian mechanism with ℓ₂
-    sensitivity √(N⌈log₂T⌉) (one round moves ⌈log₂ T⌉ nodes by ≤ √N each),
-    which with this σ is (ε, δ)-DP; the abstract's
+    sensitivity (hi − lo)√(N⌈log₂T⌉) (one round moves ⌈log₂ T⌉ nodes by
+    ≤ (hi − lo)√N each: √N on [0, 1]^N, 2√N on [−1, 1]^N), which with this σ
+    is (ε, δ)-DP at the default parameters on either class (σ's
+    log T·log(log T/δ) factor leaves room for the factor 2); the abstract's
     Õ((1/ε) log(1/δ)) term and Section 3.2 say (ε, δ) too.
 
     Claim scope: the transcript of tree nodes completed in rounds 1..T − 1,
@@ -167,15 +235,22 @@ def make_ftpl(T=1000, K=2, epsilon=1.0, delta=1e-6, sigma=None) -> Algorithm:
     claim = Claim(epsilon, delta, "transcript",
                   f"{PAPER}, Theorem 3.5 (stated as ε-DP; Gaussian noise gives (ε, δ)) for the "
                   f"tree nodes completed by T − 1, which x_1..x_T read")
-    mechanism = {"law": "gaussian", "sensitivity": math.sqrt(N * d), "scale": sigma,
+    width = loss_range[1] - loss_range[0]
+    # This (ε, δ) reading is the Gaussian mechanism on the true ℓ₂ sensitivity
+    # of the nodes, (hi − lo)√N per node, on the declared loss class.
+    each = "√N" if width == 1.0 else f"{width:g}√N"
+    mechanism = {"law": "gaussian", "sensitivity": width * math.sqrt(N * d), "scale": sigma,
                  "compositions": 1,
-                 "source": "N(0, σ²I_N) tree nodes read by x_1..x_T; one round lies in "
-                           "⌈log₂T⌉ of them, ℓ₂ ≤ √N each"}
-    return Algorithm("as-ftpl", ftpl_learner(N, T, sigma, d, T - 1), claim, T, N,
+                 "source": f"N(0, σ²I_N) tree nodes read by x_1..x_T; one round lies in "
+                           f"⌈log₂T⌉ of them, ℓ₂ ≤ {each} each"}
+    notes = "output: the argmin expert of the noisy prefix sums"
+    if loss_range != UNIT_LOSSES:
+        notes += f"; losses in {_loss_class(loss_range)}, the paper's class (‖l_t‖∞ ≤ 1)"
+    return Algorithm(name, ftpl_learner(N, T, sigma, d, T - 1), claim, T, N,
                      {"epsilon": epsilon, "delta": delta, "sigma": sigma, "draws": d},
-                     default_attacks=("as-tree-level", "first-round"),
-                     notes="output: the argmin expert of the noisy prefix sums",
-                     extra={"tree": {"released_until": T - 1, "N": N}, "mechanism": mechanism})
+                     default_attacks=("as-tree-level", "first-round"), notes=notes,
+                     extra={"tree": {"released_until": T - 1, "N": N}, "mechanism": mechanism},
+                     loss_range=loss_range)
 
 
 def exp2_parameters(T: int, N: int, epsilon: float) -> tuple[float, float, float]:
@@ -192,19 +267,41 @@ def exp2_parameters(T: int, N: int, epsilon: float) -> tuple[float, float, float
 
 def make_bandit_exp2(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None, gamma=None) -> Algorithm:
     """Algorithm 4 around Algorithm 5 (EXP2 with uniform exploration μ),
-    parameters of Theorem 4.1 (``exp2_parameters``).  Claim: ε-DP
-    (Theorem 4.1 via Lemma 4.2 with B = 1), for the transcript of actions and
-    forwarded noisy losses ℓ_t(i_t) + Z_t(i_t)."""
+    parameters of Theorem 4.1 (``exp2_parameters``), on Theorem 4.1's losses
+    ‖l_t‖∞ ≤ 1, i.e. [−1, 1]^N.  Claim: ε-DP (Theorem 4.1 via Lemma 4.2
+    with B = 1), for the transcript of actions and forwarded noisy losses
+    ℓ_t(i_t) + Z_t(i_t).  On [−1, 1] a changed round moves the forwarded
+    loss by up to 2 = 2B while λ = B/ε, so the transcript is 2ε-DP."""
+    return _bandit_exp2("as-bandit-exp2", PAPER_LOSSES, T, K, epsilon, eta, gamma)
+
+
+def make_bandit_exp2_unit(T=1000, K=2, epsilon=1.0, delta=0.0, eta=None,
+                          gamma=None) -> Algorithm:
+    """``make_bandit_exp2`` on losses in [0, 1]^N, where a changed round
+    moves the forwarded loss by at most 1 = B and Lemma 4.2 gives ε-DP."""
+    return _bandit_exp2("as-bandit-exp2-unit", UNIT_LOSSES, T, K, epsilon, eta, gamma)
+
+
+def _bandit_exp2(name, loss_range, T, K, epsilon, eta, gamma) -> Algorithm:
     T, N, epsilon = check_horizon(T), check_arms(K), check_epsilon(epsilon)
     lam, eta0, gamma0 = exp2_parameters(T, N, epsilon)
     eta = check_positive("eta", eta0 if eta is None else eta)
     gamma = check_positive("gamma", gamma0 if gamma is None else gamma, upper=1.0)
     claim = Claim(epsilon, 0.0, "transcript",
                   f"{PAPER}, Theorem 4.1 (Lemma 4.2 with B = 1, λ = 1/ε)")
-    # A changed round moves one forwarded loss ℓ_t(i_t) ∈ [0, 1] by ≤ 1.
+    # The claim rests on B = 1: a changed round moves one forwarded loss
+    # ℓ_t(i_t) ∈ [0, 1] by ≤ 1; on [−1, 1] it moves it by up to 2.
+    src = "Lemma 4.2 with B = 1: ℓ_t(i_t) + Lap(λ), each loss forwarded once"
+    notes = ""
+    if loss_range != UNIT_LOSSES:
+        width = loss_range[1] - loss_range[0]
+        src += f"; on [{loss_range[0]:g}, {loss_range[1]:g}] a changed loss moves by up to {width:g}"
+        notes = (f"losses in [{loss_range[0]:g}, {loss_range[1]:g}]^N, Theorem 4.1's class "
+                 f"(‖l_t‖∞ ≤ 1): λ = B/ε covers |ℓ| ≤ B = 1, half the range of a changed "
+                 f"loss, so the transcript is 2ε-DP (as-bandit-exp2-unit takes [0, 1]^N)")
     mechanism = {"law": "laplace", "sensitivity": 1.0, "scale": lam, "compositions": 1,
-                 "source": "Lemma 4.2 with B = 1: ℓ_t(i_t) + Lap(λ), each loss forwarded once"}
-    return Algorithm("as-bandit-exp2", private_exp2_learner(N, eta, gamma, lam), claim, T, N,
+                 "source": src}
+    return Algorithm(name, private_exp2_learner(N, eta, gamma, lam), claim, T, N,
                      {"epsilon": epsilon, "lam": lam, "eta": eta, "gamma": gamma},
-                     default_attacks=("first-round", "rare-arm"),
-                     extra={"mechanism": mechanism})
+                     default_attacks=("first-round", "rare-arm"), notes=notes,
+                     extra={"mechanism": mechanism}, loss_range=loss_range)

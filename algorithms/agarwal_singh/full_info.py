@@ -4,7 +4,9 @@ Follow-the-Perturbed-Leader, both reading the losses only through the noisy
 prefix sums L̃_t of Algorithm 2 (TreeBasedAgg = the binary mechanism of
 ``algorithms.tree`` plus the padding of Algorithm 2 lines 4–6).
 
-Full information: ``feed`` receives the whole loss row ℓ_t ∈ [0, 1]^N.
+Full information: ``feed`` receives the whole loss row ℓ_t, in the paper's
+[−1, 1]^N or in [0, 1]^N (``Algorithm.loss_range``); nothing here assumes a
+sign (exponential weights and the argmin take any real prefix sums).
 Rounds are 1-based in comments, as in the paper.
 
 Padding (Algorithm 2 lines 4–6): L̃_t adds r_t = ⌈log T⌉ − popcount(t)

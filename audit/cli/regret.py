@@ -16,7 +16,8 @@ def cmd_regret(args) -> int:
         check_writable(args.json, "--json")
     alg = build_algorithm(args)
     if alg.check_losses is None:  # estimate_regret refuses the others with one line
-        inst = make_instance(args.instance, alg.horizon, alg.n_arms, alg.n_experts)
+        inst = make_instance(args.instance, alg.horizon, alg.n_arms, alg.n_experts,
+                             alg.loss_range)
         check_interface(alg, inst.losses, inst.advice)
     result = estimate_regret(alg, runs=args.runs, instance=args.instance, seed=args.seed,
                              jobs=args.jobs)

@@ -53,8 +53,9 @@ class RegretResult:
 
 
 def _check_loss_table(alg: Algorithm) -> None:
-    # The named instances are loss tables in [0, 1]^K; an algorithm whose rows
-    # parameterise loss functions (Ene et al.) has no best arm to compare with.
+    # The named instances are loss tables (in the algorithm's loss range); an
+    # algorithm whose rows parameterise loss functions (Ene et al.) has no
+    # best arm to compare with.
     if alg.check_losses is not None:
         raise ValueError(f"regret instances are loss tables in [0, 1]^K; {alg.name} takes loss "
                          "functions, so it has no regret estimate here")
@@ -72,7 +73,7 @@ def estimate_regret(alg: Algorithm, runs: int = 1000, instance: str = "gap", see
     """Regret of an oblivious adversary: E[Σ ℓ_t(I_t)] − min_i Σ ℓ_t(i) (or the
     best expert's expected loss), with a Student-t interval over runs."""
     _check_loss_table(alg)
-    inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts)
+    inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts, alg.loss_range)
     start = time.perf_counter()
     parts = run_chunks(_losses_task(alg, inst), runs, seed, jobs=jobs)
     elapsed = time.perf_counter() - start
@@ -95,7 +96,7 @@ def regret_curve(alg: Algorithm, runs: int = 200, instance: str = "gap", seed: i
     None for algorithms whose loss rows are not loss tables."""
     if alg.check_losses is not None:
         return None
-    inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts)
+    inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts, alg.loss_range)
     tr = simulate(alg, inst.losses, runs, np.random.default_rng(seed), advice=inst.advice)
     T = alg.horizon
     ts = np.unique(np.geomspace(1, T, points).astype(int))

@@ -61,7 +61,8 @@ class AuditResult:
         return {
             "schema": SCHEMA, "tool_version": __version__,
             "algorithm": {"name": alg.name, "params": alg.params, "horizon": alg.horizon,
-                          "arms": alg.n_arms, "experts": alg.n_experts},
+                          "arms": alg.n_arms, "experts": alg.n_experts,
+                          "loss_range": list(alg.loss_range)},
             "claim": {**self.claim.as_dict(), "overridden": self.claim_overridden},
             "budget": {"trials": self.trials, "confidence": self.confidence, "seed": self.seed},
             "attacks": [r.as_dict() for r in self.results],
@@ -78,9 +79,12 @@ class AuditResult:
     def summary(self) -> str:
         c = self.claim
         delta = f", δ = {c.delta:g}" if c.delta else ""
+        lo, hi = self.algorithm.loss_range
+        losses = "" if (lo, hi) == (0.0, 1.0) else f", losses in [{lo:g}, {hi:g}]"
         lines = [f"audit of {self.algorithm.name}  (T = {self.algorithm.horizon}, "
                  f"K = {self.algorithm.n_arms}"
-                 + (f", N = {self.algorithm.n_experts}" if self.algorithm.n_experts else "") + ")",
+                 + (f", N = {self.algorithm.n_experts}" if self.algorithm.n_experts else "")
+                 + losses + ")",
                  f"  claim: ε = {c.epsilon:g}{delta}, scope {c.scope} — {c.source}",
                  f"  the claim is about: {c.about}",
                  f"  budget: {self.trials} runs per side, {self.confidence:.0%} confidence "

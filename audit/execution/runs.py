@@ -46,7 +46,7 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     if alg.check_losses is not None:
         losses = alg.check_losses(losses)
     else:
-        losses = check_losses(losses, K=alg.n_arms)
+        losses = check_losses(losses, K=alg.n_arms, loss_range=alg.loss_range)
     point_rounds = set(int(r) for r in point_rounds)
     if point_rounds and learner.point is None:
         raise ValueError(f"{alg.name} plays arms, not points: events on x_t do not apply")

@@ -479,6 +479,9 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
     }
     if witness is not None:   # absent when left to the pairs: older fingerprints still match
         spec["witness"] = bool(witness)
+    loss_range = tuple(float(v) for v in getattr(alg, "loss_range", (0.0, 1.0)))
+    if loss_range != (0.0, 1.0):   # the pairs are built in it; absent on [0, 1] (as before)
+        spec["algorithm"]["loss_range"] = list(loss_range)
     return hashlib.sha256(canonical_json(spec).encode()).hexdigest()
 
 
