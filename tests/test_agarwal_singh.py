@@ -385,14 +385,16 @@ def test_factor_two_exact_certificate_on_the_paper_loss_class():
     probability.  White-box only; the two statistical declaration checks
     (noise-law, noise-independence; mean-shift-bound is deterministic)
     refuse a correct declaration w.p. ≤ 1e-6 each, so a false failure has
-    probability < 1e-5."""
+    probability < 1e-5.  Theorem 4.1 is about the arms played, so the
+    certificate on the forwarded losses is the proof's intermediate object:
+    reported, exact, never the verdict (the arms are not refuted by it)."""
     for name, factor in (("as-bandit-exp2", 2.0), ("as-bandit-exp2-unit", 1.0)):
         alg = build(name, horizon=50, epsilon=0.5)
         res = audit_algorithm(alg, attacks=["first-round"], trials=2000, modes=["pld"])
         (r,) = res.results
-        assert r.exact
+        assert r.exact and r.intermediate
         assert factor * 0.5 * (1 - 1e-6) <= r.epsilon_lower_bound <= factor * 0.5 + 1e-9
-        assert res.violation == (factor > 1)
+        assert not res.violation and res.epsilon_lower_bound == 0
         # the pair's worst case (shift_bound: |Δℓ_1(i)| ≤ 2 over every history)
         assert r.pair_worst_case.upper_bound
         assert r.pair_worst_case.epsilon == pytest.approx(factor * 0.5)
@@ -405,11 +407,13 @@ def test_exact_transcript_audit_flags_the_tree_on_the_paper_loss_class():
     between, and each is +1/8 with probability exactly 1/2 on ℓ (Laplace
     noise beyond the numerator's mean).  L ≥ 11/8 − 1/8 > 1 = ε as soon as
     11 of the 12 are: probability ≥ 13/4096 per sample, so 10000 samples
-    all miss w.p. < e^-31 (and the declaration checks refuse w.p. < 1e-5)."""
+    all miss w.p. < e^-31 (and the declaration checks refuse w.p. < 1e-5).
+    The tree nodes are Lemma 3.3's object, not Theorem 3.1's predictions:
+    the certificate is reported as the proof's intermediate object."""
     alg = build("as-ftrl-experts", horizon=200)
     res = audit_algorithm(alg, attacks=["as-tree-level"], trials=10000, modes=["pld"])
-    assert res.violation
+    assert not res.violation
     first = next(r for r in res.results if r.attack == "as-tree-level:round-1")
-    assert first.exact and first.epsilon_lower_bound > 1.0
+    assert first.exact and first.intermediate and first.epsilon_lower_bound > 1.0
     # 12 moved coordinates × 2/λ = 1.5 = 2 × the 0.75 of the same pair on [0, 1]
     assert first.pair_worst_case.epsilon == pytest.approx(1.5)
