@@ -2,9 +2,11 @@
 2021), written line by line from the box with plain Python loops and lists,
 one run.  Slow on purpose: the oracle the vectorised learner is tested against.
 
-Draw order (the same as the vectorised learner with one run): each round n
-standard normals for u_t (line 8); at the end of each batch n noise draws for
-the tree block that batch completes (line 13).
+Draw order (the same as the vectorised learner with one run): first the
+padding of s̃_0 (``start``: ⌈log₂ T_round⌉ draws of n noise values); each
+round n standard normals for u_t (line 8); at the end of each batch n noise
+draws for the tree block that batch completes (line 13), then the padding
+that tops s̃_R up to ⌈log₂ T_round⌉ draws (Theorem 4).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ class RefPrivateBandit:
         self.n_rounds = T // tbatch
         # x̃_0 = argmin_D ½‖x‖²: the centre of the domain.
         self.xt = [1.0 / n] * n if domain == "simplex" else [0.0] * n
-        self.s_prev = [0.0] * n          # s̃_0 = 0
+        self.s_prev = None               # s̃_0: ``start``
         self.g = [0.0] * n               # line 5
         self.t = 0
         # Binary counter over batches: exact open block sums, released values.
@@ -44,6 +46,23 @@ class RefPrivateBandit:
         self.alpha = [[0.0] * n for _ in range(L)]
         self.noisy = [[0.0] * n for _ in range(L)]
         self.releases = []
+        # Theorem 4: every prefix sum carries log T_round draws (T_round the
+        # tree's length), counted as ⌈log₂ T_round⌉.
+        self.draws = (self.n_rounds - 1).bit_length() if self.n_rounds >= 1 else 0
+        # Played points read s̃_0..s̃_{T_round−2}, and s̃_{T_round−1} when
+        # rounds are left over: the blocks released by then are the transcript.
+        leftover = T > self.n_rounds * tbatch
+        self.last_read = max(self.n_rounds - (1 if leftover else 2), 0)
+
+    def start(self, rng):
+        """s̃_0: the tree's first output, padding alone."""
+        self.s_prev = self.padding(self.draws, rng)
+
+    def padding(self, r, rng):
+        total = [0.0] * self.n
+        for _ in range(r):
+            total = [a + b for a, b in zip(total, self.draw_noise(rng))]
+        return total
 
     def draw_noise(self, rng):
         if self.noise == "laplace":
@@ -86,11 +105,14 @@ class RefPrivateBandit:
             self.alpha[k] = [0.0] * self.n
         self.alpha[j] = block
         self.noisy[j] = [b + e for b, e in zip(block, self.draw_noise(rng))]
-        self.releases.append(list(self.noisy[j]))
+        if R <= self.last_read:
+            self.releases.append(list(self.noisy[j]))
         s_new = [0.0] * self.n                 # line 13: s̃_R from R's set bits
         for k in range(len(self.noisy)):
             if R >> k & 1:
                 s_new = [a + b for a, b in zip(s_new, self.noisy[k])]
+        pad = self.padding(self.draws - bin(R).count("1"), rng)
+        s_new = [a + b for a, b in zip(s_new, pad)]
         self.xt = self.cg(self.s_prev)         # line 14 (stale sum s̃_{R−1})
         self.s_prev = s_new
         self.g = [0.0] * self.n

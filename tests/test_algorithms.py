@@ -220,3 +220,37 @@ def test_htinf_sigma_from_the_moment_bound():
     assert htinf_sigma(1, 1.0) == pytest.approx(6 ** 0.5)
     assert htinf_sigma(10, 0.1) == pytest.approx(6 ** 0.5)
     assert htinf_sigma(2, 1.0) == pytest.approx((2 + 1) ** 0.5)
+
+
+def _probs_along(alg, losses, advice, rounds, seed):
+    """The sampling law of 8 runs at each of the first ``rounds`` rounds."""
+    lr, rng = alg.learner, np.random.default_rng(seed)
+    state, out = lr.init(8, rng), []
+    for t in range(rounds):
+        adv = None if advice is None else advice[t]
+        out.append(lr.probs(state, adv))
+        state, a = lr.act(state, adv, rng)
+        state = lr.feed(state, a, losses[t] if lr.feedback == "full" else losses[t][a], rng)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("name,kw", [
+    *[(n, {}) for n in ("exp3", "private-exp3", "private-htinf", "private-experts", "ldp-exp4",
+                        "private-batched-exp4", "mutant-batch-sum", "mutant-overlap",
+                        "mutant-ldp-after", "mutant-exp4-noise")],
+    ("private-batched-exp4", dict(horizon=1000)), ("exp3", dict(horizon=50))])
+def test_data_independent_flag_says_whether_the_law_moves(name, kw):
+    """``extra["data_independent"]`` is set exactly when the action law does
+    not depend on the losses: on all-zero losses and on uniform random
+    losses, with the same random stream, the laws over three batches (300
+    rounds unbatched) are identical iff the flag is set.  Deterministic."""
+    alg = build(name, **kw)
+    assert alg.learner.probs is not None
+    rounds = min(alg.horizon, 3 * alg.params["tau"] + 1 if alg.params.get("tau", 1) > 1 else 300)
+    K = alg.n_arms
+    zero = np.zeros((rounds, K))
+    rand = np.random.default_rng(5).random((rounds, K))
+    advice = default_advice(rounds, alg.n_experts, K) if alg.needs_advice else None
+    same = np.array_equal(_probs_along(alg, zero, advice, rounds, 0),
+                          _probs_along(alg, rand, advice, rounds, 0))
+    assert same == ("data_independent" in alg.extra), (name, kw)

@@ -219,3 +219,32 @@ def test_progress_does_not_change_the_result():
     plain.pop("runtime_seconds")
     shown.pop("runtime_seconds")
     assert json.dumps(plain, default=float) == json.dumps(shown, default=float)
+
+
+def test_data_independent_output_is_flagged_by_list_and_run(monkeypatch, capsys):
+    """An algorithm whose factory says its played output does not depend on
+    the losses (``extra["data_independent"]``: private-batched-exp4 at
+    T = 1000, where Theorem 4.5's γ caps at 1) gets one warning line under
+    its row in ``audit list`` and one on stderr from ``audit run``, before
+    the audit (with --quiet, the only line there).  No registered default
+    is flagged.  Deterministic: the run's verdict is not asserted (exit 0 or
+    1), only its warning."""
+    from algorithms import registry
+    assert main(["list"]) == 0
+    assert "warning:" not in capsys.readouterr().out
+    entry = dataclasses.replace(registry.REGISTRY["private-batched-exp4"],
+                                name="exp4-at-1000", horizon=1000)
+    monkeypatch.setitem(registry.REGISTRY, "exp4-at-1000", entry)
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(i for i, line in enumerate(out) if line.split()[:1] == ["exp4-at-1000"])
+    warnings = [line for line in out if "warning:" in line]
+    assert warnings == [out[row + 2]] and "source:" in out[row + 1]
+    assert "private-batched-exp4: at these parameters what it plays does not depend" in warnings[0]
+    assert "capped at 1" in warnings[0]
+    assert main(["run", "private-batched-exp4", "--horizon", "1000", "--attack", "batch-edge",
+                 "--trials", "200", "--mode", "black-box", "--jobs", "1", "--no-store",
+                 "--quiet"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("audit: warning: private-batched-exp4: at these parameters")

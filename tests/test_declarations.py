@@ -200,7 +200,8 @@ def test_correct_declarations_pass_on_built_in_algorithms():
     for name, kw in [("exp3", dict(horizon=300)), ("private-exp3", dict(horizon=200)),
                      ("ldp-exp4", dict(horizon=100)), ("as-ftrl-experts", dict(horizon=32)),
                      ("tbe-adaptive-fixed", dict(horizon=50)), ("as-ftpl", dict(horizon=32)),
-                     ("pfb-gaussian", {}), ("pfb-gaussian-derived", {})]:
+                     ("pfb-gaussian", {}), ("pfb-gaussian-derived", {}), ("pfb-laplace", {}),
+                     ("private-batched-exp4", {})]:
         alg = build(name, **kw)
         sc = ATTACKS[alg.default_attacks[0]].scenarios(alg)[0]
         checks = check_declarations(sc, seed=3, index=0)

@@ -192,7 +192,8 @@ def test_pfb_gaussian_gets_pld_evidence_with_a_bounded_ceiling():
     ceiling is an upper bound over histories, labelled so: round 1 has the
     linear rows (a, b) = (e₁, −1) and (−e₁, 1), played around the centre 0,
     so |f − f′| = 2|y₁ + 1| ≤ 2(1 + ζ), entering the blocks of batch 1 that
-    the prefix releases (4 of them); μ = 2·2(n/ζ)(1 + ζ)/σ.  The claim is far
+    played points read (3 of them: released at batches 1, 2, 4; the root at
+    8 reaches no played point); μ = √3·2(n/ζ)(1 + ζ)/σ.  The claim is far
     from what 800 samples can show (Lemma 10's σ), so consistent."""
     alg = build("pfb-gaussian")
     assert alg.claim.scope == "transcript"
@@ -203,7 +204,7 @@ def test_pfb_gaussian_gets_pld_evidence_with_a_bounded_ceiling():
     assert p.scope == "transcript" and res.verdict == "consistent"
     w = p.pair_worst_case
     n, zeta = alg.n_arms, alg.params["zeta"]
-    mu = 2 * 2 * (n / zeta) * (1 + zeta) / alg.params["scale"]
+    mu = math.sqrt(3) * 2 * (n / zeta) * (1 + zeta) / alg.params["scale"]
     assert w.upper_bound and "at most" in w.line()
     assert w.epsilon == pytest.approx(gaussian_epsilon(alg.claim.delta, mu), rel=1e-9)
     assert p.epsilon_lower_bound <= w.epsilon

@@ -176,3 +176,57 @@ def test_delta_lower_bound_is_valid_and_simultaneous():
         assert pld.delta_lower(1.0) <= pld.delta_point(1.0)
     assert fails <= 20
     assert pld.epsilon_lower_bound(0.01) > 1.0  # the bound has power
+
+
+def test_batched_exp4_pair_ceiling_is_exact_at_uniform_play():
+    """Algorithm 2 at T = 1000, where Theorem 4.5's γ caps at 1 (Q_t ≡ 1/K):
+    with every expert recommending the changed arm, the pair's ceiling is
+    N·K/τ over the scale of line 14 = √N ε/(3√ln(1/δ)), and the sampled exact
+    transcript losses reach it and never exceed it.  Reaching it needs the
+    changed arm played (probability 1/K = ½) and the N = 4 Laplace
+    coordinates of the moved release on the far side of both means (½ each):
+    1/32 per sample, so 2000 samples all miss it with probability
+    (31/32)^2000 < 1e-27."""
+    from audit.engine.privacy_loss import pair_worst_case
+    alg = build("private-batched-exp4", horizon=1000)
+    p, N, K = alg.params, alg.n_experts, alg.n_arms
+    assert p["gamma"] == 1.0 and "data_independent" in alg.extra
+    t = p["tau"] + 3                                   # inside batch 2
+    a = np.zeros((alg.horizon, K))
+    b = a.copy()
+    b[t, 1] = 1.0
+    advice = np.zeros((alg.horizon, N, K))
+    advice[:, :, 1] = 1.0                             # every expert backs arm 2
+    rounds = 3 * p["tau"]
+    worst, _ = pair_worst_case(alg, a, b, rounds, alg.claim.delta, advice)
+    want = math.sqrt(N) * alg.claim.epsilon / (3 * math.sqrt(math.log(1 / alg.claim.delta)))
+    assert worst.upper_bound and worst.epsilon == pytest.approx(want, rel=1e-9)
+    tr = simulate(alg, a, 2000, np.random.default_rng(0), advice=advice, rounds=rounds,
+                  record_transcript=True)
+    L = transcript_loss(alg, a, b, tr, advice)
+    assert not exceeds(L.max(), worst.epsilon)
+    assert L.max() == pytest.approx(want, rel=1e-9)
+
+
+def test_batched_exp4_pair_ceiling_bounds_every_sampled_loss_at_the_registered_defaults():
+    """At the registered T = 10⁴ (γ < 1), on every pair of the default
+    attacks the sampled exact transcript losses stay below the pair's
+    shift_bound ceiling, a bound over every history (no sample can exceed
+    it), and, on this fixed seed, the mechanism reaches the actions: both
+    advice matrices give every arm mean weight ½, so Q_t(I_t) would be ½ in
+    every run (up to rounding) with uniform weights; after the noisy
+    releases it is not."""
+    from audit.engine.privacy_loss import pair_worst_case
+    alg = build("private-batched-exp4")
+    assert alg.horizon == 10_000 and alg.params["gamma"] < 1 and "data_independent" not in alg.extra
+    for attack in alg.default_attacks:
+        for sc in ATTACKS[attack].scenarios(alg):
+            worst, _ = pair_worst_case(alg, sc.losses_a, sc.losses_b, sc.rounds, alg.claim.delta,
+                                       sc.advice)
+            tr = simulate(alg, sc.losses_a, 500, np.random.default_rng(1), advice=sc.advice,
+                          rounds=sc.rounds, record_transcript=True)
+            L = transcript_loss(alg, sc.losses_a, sc.losses_b, tr, sc.advice)
+            assert worst.upper_bound and not exceeds(L.max(), worst.epsilon), sc.label
+            assert L.max() > 0, sc.label
+            q = tr.aux[:, sc.rounds - 1]             # Q_t(I_t) of the last simulated round
+            assert np.ptp(q) > 1e-6, sc.label

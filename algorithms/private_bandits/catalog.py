@@ -8,6 +8,7 @@ proofs use e-based Laplace tail bounds).
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 from ..core import Algorithm, Claim, Learner
 from ..validate import (check_arms, check_batch, check_delta, check_epsilon,
@@ -31,6 +32,21 @@ def _unit_interval(name: str, value: float) -> float:
     return check_positive(name, value, upper=1.0)
 
 
+def uniform_play(gamma: float, formula: Optional[float], where: str) -> dict:
+    """``Algorithm.extra`` entry saying the actions do not depend on the data:
+    with mixing γ = 1 the sampling law (1 − γ)·(learned part) + γ/K (EXP3's
+    mixing in Algorithm 3, Algorithm 6 line 6, Algorithm 2 line 8) is 1/K
+    every round, whatever the losses (``formula``: the theorem's γ before it
+    was capped at 1, None when γ was given)."""
+    if gamma < 1.0:
+        return {}
+    why = (f"{where}: the theorem's γ = {formula:.3g} is capped at 1" if formula is not None
+           and formula > 1.0 else f"{where}: γ = 1")
+    return {"data_independent": f"{why}: every action is drawn from the uniform law 1/K, "
+                               f"whatever the losses; only the released noisy values depend "
+                               f"on them"}
+
+
 # --------------------------------------------------------------------- EXP3
 def make_exp3(T, K=2, N=None, epsilon=None, delta=0.0, eta=None, gamma=None) -> Algorithm:
     """EXP3 with mixing (Algorithm 3), which has no privacy proof.
@@ -52,13 +68,17 @@ def make_exp3(T, K=2, N=None, epsilon=None, delta=0.0, eta=None, gamma=None) -> 
                   "exponential-weights analysis with public importance weights "
                   "(ε_t = 2ηK/γ, basic composition); no proof exists — App. G.1",
                   per_round_epsilon=per_round)
+    extra = uniform_play(gamma, None, f"T = {T}")
+    if extra:   # EXP3 releases nothing: its whole output is the actions
+        extra["data_independent"] = (f"γ = 1 at T = {T}: every action is drawn from the "
+                                     f"uniform law 1/K, whatever the losses")
     return Algorithm("exp3", exp3_learner(K, eta, gamma), claim, T, K,
-                     {"eta": eta, "gamma": gamma}, default_attacks=("g1",))
+                     {"eta": eta, "gamma": gamma}, default_attacks=("g1",), extra=extra)
 
 
 # ------------------------------------------------- Algorithm 1 conversions
 def _conversion(name, T, K, epsilon, base_factory, tau, params, source,
-                regret_bound=None) -> Algorithm:
+                regret_bound=None, extra=None) -> Algorithm:
     """Algorithm 1 around ``base_factory(rounds)``; ``rebuild`` swaps the
     base learner, which Lemma 3.3 allows because it holds for every B."""
     claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Lemma 3.3 ({source})")
@@ -70,7 +90,10 @@ def _conversion(name, T, K, epsilon, base_factory, tau, params, source,
                          default_attacks=("canary", "first-round", "batch-edge"),
                          extra={"regret_bound": regret_bound} if regret_bound else {})
 
-    return build(base_factory())
+    alg = build(base_factory())
+    # Only the registered base learner plays uniformly; the canary (rebuild) does not.
+    alg.extra.update(extra or {})
+    return alg
 
 
 def _tau_default(epsilon, T, tau):
@@ -87,13 +110,15 @@ def make_private_exp3(T, K=2, N=None, epsilon=1.0, delta=0.0, tau=None, eta=None
     L = _log1(epsilon * K * T)
     eta = _unit_interval("eta", math.sqrt(math.log(K) / (22 * epsilon * K * T * L ** 2))
                          if eta is None else eta)
-    gamma = _unit_interval("gamma", min(1.0, 4 * eta * K * L) if gamma is None else gamma)
+    formula = 4 * eta * K * L if gamma is None else None
+    gamma = _unit_interval("gamma", min(1.0, formula) if gamma is None else gamma)
     bound = ("36·√(tK log K)·log(Kt)/√ε + 4/ε", "Corollary E.1",
              lambda t: 36 * math.sqrt(t * K * math.log(K)) * math.log(K * t) / math.sqrt(epsilon)
              + 4 / epsilon)
     return _conversion("private-exp3", T, K, epsilon, lambda: exp3_learner(K, eta, gamma),
                        tau, {"epsilon": epsilon, "tau": tau, "eta": eta, "gamma": gamma},
-                       "Corollary E.1", bound)
+                       "Corollary E.1", bound,
+                       extra=uniform_play(gamma, formula, f"Corollary E.1 at T = {T}"))
 
 
 def make_private_ftpl(T, K=2, N=None, epsilon=1.0, delta=0.0, tau=None, eta=None,
@@ -165,11 +190,13 @@ def make_ldp_exp4(T, K=2, N=4, epsilon=1.0, delta=0.0, eta=None, gamma=None) -> 
     L = _log1(K * T)
     eta = check_positive("eta", math.sqrt(math.log(N) / (3 * T * K * (1 + 10 * L ** 2 / epsilon ** 2)))
                          if eta is None else eta)
-    gamma = _unit_interval("gamma", min(1.0, 4 * eta * K * L / epsilon) if gamma is None else gamma)
+    formula = 4 * eta * K * L / epsilon if gamma is None else None
+    gamma = _unit_interval("gamma", min(1.0, formula) if gamma is None else gamma)
     claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Theorem 4.4 (ε-local DP)")
     return Algorithm("ldp-exp4", ldp_exp4_learner(K, N, eta, gamma, epsilon), claim, T, K,
                      {"epsilon": epsilon, "eta": eta, "gamma": gamma}, n_experts=N,
-                     default_attacks=("first-round", "rare-arm"))
+                     default_attacks=("first-round", "rare-arm"),
+                     extra=uniform_play(gamma, formula, f"Theorem 4.4 at T = {T}"))
 
 
 def batched_exp4_noise_scale(K, N, delta, gamma, tau, epsilon) -> float:
@@ -185,7 +212,17 @@ def make_private_batched_exp4(T, K=2, N=4, epsilon=1.0, delta=1e-6, tau=None, et
     η = (N log(1/δ))^{1/6} log^{1/3}(NT) log^{1/3}(N) / (T^{1/3} K^{1/2} ε^{1/3}),
     τ = (N log(1/δ))^{1/3} log^{2/3}(NT) T^{1/3} / (ε^{2/3} log^{1/3}(N))  (rounded up, ≤ T),
     γ = max{η^{1/3}N^{1/3}K^{2/3}log^{2/3}(NT)/(ε^{2/3}τ^{2/3}), 12ηK√(N log(1/δ)) log(NT)/(ετ)}
-    (capped at 1)."""
+    (capped at 1).
+
+    Registered at T = 10 000 (K = 2, N = 4, ε = 1, δ = 10⁻⁶; τ = 356, 28
+    batches, η ≈ 0.157, γ ≈ 0.833).  The second term of γ decreases like
+    T^{−2/3} up to logs and first drops below 1 at T = 7 398 (γ = 0.9986); below
+    that γ is capped at 1 and Q_t ≡ 1/K (at T = 1000: γ = 3.29 before the
+    cap), so the actions do not depend on the data (``uniform_play``).  Just
+    past the threshold the learned part of Q_t weighs 1 − γ ≈ 0.001; T = 10⁴
+    is the first round horizon past it, where that weight (≈ 0.17) is one an
+    audit can see.  The pairs simulate only three batches past their change
+    (at most about 1 800 rounds), so it costs little more than T = 1000."""
     T, K, epsilon = check_horizon(T), check_arms(K), check_epsilon(epsilon)
     N = check_int("N (experts)", N, 2)
     delta = check_delta(delta, allow_zero=False)
@@ -198,10 +235,12 @@ def make_private_batched_exp4(T, K=2, N=4, epsilon=1.0, delta=1e-6, tau=None, et
         eta = (N * ld) ** (1 / 6) * lnt ** (1 / 3) * ln ** (1 / 3) / (
             T ** (1 / 3) * K ** 0.5 * epsilon ** (1 / 3))
     eta = check_positive("eta", eta)
+    formula = None
     if gamma is None:
-        gamma = min(1.0, max(eta ** (1 / 3) * N ** (1 / 3) * K ** (2 / 3) * lnt ** (2 / 3)
-                             / (epsilon ** (2 / 3) * tau ** (2 / 3)),
-                             12 * eta * K * math.sqrt(N * ld) * lnt / (epsilon * tau)))
+        formula = max(eta ** (1 / 3) * N ** (1 / 3) * K ** (2 / 3) * lnt ** (2 / 3)
+                      / (epsilon ** (2 / 3) * tau ** (2 / 3)),
+                      12 * eta * K * math.sqrt(N * ld) * lnt / (epsilon * tau))
+        gamma = min(1.0, formula)
     gamma = _unit_interval("gamma", gamma)
     scale = batched_exp4_noise_scale(K, N, delta, gamma, tau, epsilon)
     claim = Claim(epsilon, delta, "transcript", f"{PAPER}, Theorem 4.5")
@@ -209,4 +248,5 @@ def make_private_batched_exp4(T, K=2, N=4, epsilon=1.0, delta=1e-6, tau=None, et
                      batched_exp4_learner(K, N, eta, gamma, tau, scale), claim, T, K,
                      {"epsilon": epsilon, "delta": delta, "tau": tau, "eta": eta,
                       "gamma": gamma, "noise_scale": scale}, n_experts=N,
-                     default_attacks=("rare-arm", "batch-edge"))
+                     default_attacks=("rare-arm", "batch-edge"),
+                     extra=uniform_play(gamma, formula, f"Theorem 4.5 at T = {T}"))

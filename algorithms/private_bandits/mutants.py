@@ -30,7 +30,15 @@ def _conversion_mutant(name, ok, base_factory, bug, truth, **wrapper_kwargs) -> 
                          default_attacks=("canary", "batch-edge"),
                          notes=f"bug: {bug}; true privacy: {truth}")
 
-    return build(base_factory(p))
+    alg = build(base_factory(p))
+    alg.extra.update(_uniform(ok))   # the registered base only, not the canary
+    return alg
+
+
+def _uniform(ok: Algorithm) -> dict:
+    """The correct algorithm's data-independence note (``catalog.uniform_play``):
+    a mutant with the same γ plays uniformly too."""
+    return {k: v for k, v in ok.extra.items() if k == "data_independent"}
 
 
 def make_mutant_batch_sum(T, K=2, N=None, epsilon=0.25, delta=0.0, **params) -> Algorithm:
@@ -88,7 +96,7 @@ def make_mutant_ldp_after(T, K=2, N=4, epsilon=1.0, delta=0.0, **params) -> Algo
     truth = p["epsilon"] * K / p["gamma"]
     return Algorithm("mutant-ldp-after", learner, _broken_claim(ok, "noise after importance weighting"),
                      ok.horizon, K, dict(p), n_experts=ok.n_experts,
-                     default_attacks=("first-round", "rare-arm"),
+                     default_attacks=("first-round", "rare-arm"), extra=_uniform(ok),
                      notes=f"bug: noise added after importance weighting; true privacy: "
                            f"{truth:.4g}-DP (εK/γ)")
 
@@ -112,5 +120,5 @@ def make_mutant_exp4_noise(T, K=2, N=4, epsilon=1.0, delta=1e-6, gamma=0.05, eta
     learner = batched_exp4_learner(K, ok.n_experts, p["eta"], p["gamma"], p["tau"], scale)
     return Algorithm("mutant-exp4-noise", learner, _broken_claim(ok, "noise scale missing K/γ"),
                      ok.horizon, K, {**p, "noise_scale": scale}, n_experts=ok.n_experts,
-                     default_attacks=("rare-arm", "batch-edge"),
+                     default_attacks=("rare-arm", "batch-edge"), extra=_uniform(ok),
                      notes=f"bug: noise scale missing K/γ = {K / p['gamma']:.3g}")

@@ -18,6 +18,15 @@ f′ = −f makes the difference 2L(D + ζ).  ‖u_t‖₂ = 1 and ‖u_t‖₁ 
 
 per released block, and batch R lies in B = max_R blocks_touched(R, T_round)
 released blocks (= levels(T_round) when T_round is a power of two).
+
+What is audited.  Lemma 7 and Lemma 10 claim privacy of the played points
+(Definition 2); their proofs go through Theorem 4's partial sums, of which the
+points read s̃_0..s̃_P (``bandit.last_read_batch``).  The registered claim is
+therefore at transcript scope over the tree blocks released at batches 1..P,
+the blocks that reach played points; the blocks released after P (the root
+among them) are never read and are not part of the transcript.  B above
+counts blocks over the whole tree, so the derived scales cover the
+transcript with room to spare when the last blocks hold batch R.
 """
 from __future__ import annotations
 
@@ -26,7 +35,8 @@ import math
 from ..core import Algorithm, Claim
 from ..tree import blocks_touched
 from ..validate import check_delta, check_epsilon, check_horizon, check_int, check_positive
-from .bandit import check_rows, get_domain, private_bandit
+from .bandit import (check_rows, get_domain, last_read_batch, prefix_draws,
+                     private_bandit)
 
 PAPER = "Ene, Nguyen & Vladu, Projection-Free Bandit Optimization with Privacy Guarantees (AAAI 2021)"
 ATTACKS = ("pfb-first-round", "pfb-batch-edge", "pfb-tree-level")
@@ -109,7 +119,8 @@ def _build(name, T, K, epsilon, delta, domain, L, tbatch, cg_iters, noise, varia
     if noise == "laplace":
         if variant == "paper":
             scale = laplace_scale_paper(T, n, L, epsilon)
-            src = f"{PAPER}, Lemma 7 (Lap(T^1/2 n L log T / ε), Theorem 4)"
+            src = (f"{PAPER}, Lemma 7 (Lap(T^1/2 n L log T / ε), Theorem 4), for the tree blocks "
+                   f"the played points read")
         else:
             scale = laplace_scale_derived(n_rounds, n, zeta, dom.diameter, L, epsilon)
             src = (f"{PAPER}, Algorithm 1 with Lemma 7's mechanism re-derived: "
@@ -123,7 +134,8 @@ def _build(name, T, K, epsilon, delta, domain, L, tbatch, cg_iters, noise, varia
         delta = check_delta(delta, allow_zero=False)
         if variant == "paper":
             scale = gaussian_sigma_paper(T, n, L, epsilon, delta)
-            src = f"{PAPER}, Lemma 10 (Gaussian tree aggregation, Lemma 9)"
+            src = (f"{PAPER}, Lemma 10 (Gaussian tree aggregation, Lemma 9), for the tree blocks "
+                   f"the played points read")
         else:
             scale = gaussian_sigma_derived(n_rounds, n, zeta, dom.diameter, L, epsilon, delta)
             src = (f"{PAPER}, Algorithm 1 with Lemma 10's mechanism re-derived: analytic Gaussian "
@@ -141,7 +153,9 @@ def _build(name, T, K, epsilon, delta, domain, L, tbatch, cg_iters, noise, varia
     learner = private_bandit(n, T, dom, L, tbatch, eta, zeta, cg_iters, noise, scale)
     params = {"epsilon": epsilon, "domain": dom.name, "L": L, "tbatch": tbatch,
               "n_rounds": n_rounds, "eta": eta, "zeta": zeta, "cg_iters": cg_iters,
-              "noise": noise, "scale": scale}
+              "noise": noise, "scale": scale,
+              # Theorem 4: draws in every prefix sum; blocks 1..P reach played points.
+              "prefix_draws": prefix_draws(n_rounds), "last_read_batch": last_read_batch(T, tbatch)}
     if noise == "gaussian":
         params["delta"] = delta
     extra = {"domain": dom, "diameter": dom.diameter}

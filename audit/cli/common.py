@@ -367,3 +367,17 @@ def check_attack_applies(attack, alg) -> None:
         cheap(alg)
     else:
         attack.scenarios(alg)
+
+
+def data_independence_warning(alg) -> "str | None":
+    """The one-line warning for an algorithm whose parameters make its output
+    (the played actions or points) independent of the losses, so that no
+    audit of it can see the mechanism act: the factory says so, with the
+    reason, in ``Algorithm.extra["data_independent"]`` (e.g. a mixing γ
+    capped at 1).  None when it does not."""
+    why = (getattr(alg, "extra", None) or {}).get("data_independent")
+    if not why:
+        return None
+    why = one_line(why) if isinstance(why, str) else "its factory says so"
+    return (f"{alg.name}: at these parameters what it plays does not depend on the losses, "
+            f"so no audit can see its mechanism act on the played output — {why}")

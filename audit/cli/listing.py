@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import textwrap
 
-from audit.cli.common import EXIT_OK, check_attack_applies, one_line, table_lines
+from audit.cli.common import (EXIT_OK, check_attack_applies, data_independence_warning,
+                              one_line, table_lines)
 
 
 def white_box_modes(alg) -> list[str]:
@@ -72,7 +73,7 @@ def cmd_list(args) -> int:
             print(wrap.fill(f"applies to: {', '.join(applies) if applies else 'none registered'}"))
         return EXIT_OK
     rows = [("algorithm", "claim", "claim scope", "default attacks", "white-box modes", "summary")]
-    sources = []
+    sources, warnings = [], []
     for name, entry in REGISTRY.items():
         alg = algorithms[name]
         c = alg.claim
@@ -83,13 +84,16 @@ def cmd_list(args) -> int:
         rows.append((name, eps, c.scope, ", ".join(attack_names(alg, None)) or "-",
                      ", ".join(modes) or "-", entry.summary))
         sources.append(c.source)
+        warnings.append(data_independence_warning(alg))
     print("Algorithms (claim at the default parameters):")
     lines = table_lines(rows)
     width = max(len(r[0]) for r in rows)
     print(lines[0])
-    for line, source in zip(lines[1:], sources):
+    for line, source, warning in zip(lines[1:], sources, warnings):
         print(line)
         print(f"  {'':{width}s}  source: {source}")
+        if warning:
+            print(f"  {'':{width}s}  warning: {warning}")
     print("\nAttacks ('audit list --attacks' says what each needs and where it applies):")
     for line in table_lines([(name, attack.summary) for name, attack in ATTACKS.items()]):
         print(line)

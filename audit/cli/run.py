@@ -9,8 +9,9 @@ from __future__ import annotations
 from algorithms.core import Claim
 from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options, check_attack_applies,
                               add_execution_options, auto_prune, build_algorithm,
-                              check_output_dir, check_writable, dedupe, execution, history_name,
-                              number, one_line, positive_int, write_json_atomic)
+                              check_output_dir, check_writable, data_independence_warning, dedupe,
+                              execution, history_name, number, one_line, positive_int,
+                              write_json_atomic)
 
 
 def add_run_parser(sub):
@@ -103,6 +104,10 @@ def cmd_run(args):
     reporter = Reporter(enabled=not args.quiet)
     alg = build_algorithm(args)
     refuse_inapplicable_attacks(alg, args.attack)
+    warning = data_independence_warning(alg)
+    if warning:  # before any work, also with --quiet
+        import sys
+        print(f"audit: warning: {warning}", file=sys.stderr)
     claim = Claim.override(alg.claim, args.claim_epsilon, args.claim_delta,
                            "user-supplied claim (--claim-epsilon/--claim-delta/"
                            "--claim-per-round-epsilon)", args.claim_per_round_epsilon)
