@@ -196,12 +196,12 @@ def test_pfb_gaussian_gets_pld_evidence_with_a_bounded_ceiling():
     8 reaches no played point); μ = √3·2(n/ζ)(1 + ζ)/σ.  The claim is far
     from what 800 samples can show (Lemma 10's σ), so consistent."""
     alg = build("pfb-gaussian")
-    assert alg.claim.scope == "transcript"
+    assert alg.claim.scope == "actions"      # the played points (Theorem 4)
     res = audit_algorithm(alg, attacks=["pfb-first-round"], trials=800, seed=0, modes=["pld"])
     assert res.declaration_checks and all(c.passed for c in res.declaration_checks)
     assert "mean-shift-bound" in {c.check for c in res.declaration_checks}
     (p,) = _pld(res)
-    assert p.scope == "transcript" and res.verdict == "consistent"
+    assert p.scope == "transcript" and p.intermediate and res.verdict == "consistent"
     w = p.pair_worst_case
     n, zeta = alg.n_arms, alg.params["zeta"]
     mu = math.sqrt(3) * 2 * (n / zeta) * (1 + zeta) / alg.params["scale"]

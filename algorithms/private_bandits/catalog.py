@@ -20,6 +20,7 @@ from .ftpl import ftpl_learner
 from .htinf import htinf_learner
 
 PAPER = "Asi, Raman & Talwar, Faster Rates for Private Adversarial Bandits (ICML 2025)"
+ARMS = "the arms played I_1..I_T"
 
 
 def _log1(x: float) -> float:
@@ -81,7 +82,9 @@ def _conversion(name, T, K, epsilon, base_factory, tau, params, source,
                 regret_bound=None, extra=None) -> Algorithm:
     """Algorithm 1 around ``base_factory(rounds)``; ``rebuild`` swaps the
     base learner, which Lemma 3.3 allows because it holds for every B."""
-    claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Lemma 3.3 ({source})")
+    # Lemma 3 is about the arms Algorithm 1 plays; the noisy batch losses fed
+    # to the inner learner are the proof's object (privacy + post-processing).
+    claim = Claim(epsilon, 0.0, "actions", f"{PAPER}, Lemma 3.3 ({source})", output=ARMS)
 
     def build(base: Learner) -> Algorithm:
         learner = private_batched(base, tau, epsilon, T)
@@ -168,8 +171,9 @@ def make_private_experts(T, K=2, N=4, epsilon=1.0, delta=0.0, tau=None,
     N = check_int("N (experts)", N, 2)
     tau = _tau_default(epsilon, T, tau)
     sigma = check_positive("sigma", htinf_sigma(tau, epsilon) if sigma is None else sigma)
-    claim = Claim(epsilon, 0.0, "transcript",
-                  f"{PAPER}, Theorem 4.2 (Lemma 3.3 + post-processing by Algorithm 5)")
+    claim = Claim(epsilon, 0.0, "actions",
+                  f"{PAPER}, Theorem 4.2 (Lemma 3.3 + post-processing by Algorithm 5)",
+                  output="the experts' arms played I_1..I_T (Theorem 4.2)")
     params = {"epsilon": epsilon, "tau": tau, "sigma": sigma}
 
     def build(base: Learner) -> Algorithm:
@@ -192,7 +196,10 @@ def make_ldp_exp4(T, K=2, N=4, epsilon=1.0, delta=0.0, eta=None, gamma=None) -> 
                          if eta is None else eta)
     formula = 4 * eta * K * L / epsilon if gamma is None else None
     gamma = _unit_interval("gamma", min(1.0, formula) if gamma is None else gamma)
-    claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Theorem 4.4 (ε-local DP)")
+    # Local DP is a claim about each round's report itself: the transcript.
+    claim = Claim(epsilon, 0.0, "transcript", f"{PAPER}, Theorem 4.4 (ε-local DP)",
+                  output="each round's report, the noisy loss estimate the learner sees "
+                         "(Theorem 4.4, local DP), and the arms")
     return Algorithm("ldp-exp4", ldp_exp4_learner(K, N, eta, gamma, epsilon), claim, T, K,
                      {"epsilon": epsilon, "eta": eta, "gamma": gamma}, n_experts=N,
                      default_attacks=("first-round", "rare-arm"),
@@ -243,7 +250,8 @@ def make_private_batched_exp4(T, K=2, N=4, epsilon=1.0, delta=1e-6, tau=None, et
         gamma = min(1.0, formula)
     gamma = _unit_interval("gamma", gamma)
     scale = batched_exp4_noise_scale(K, N, delta, gamma, tau, epsilon)
-    claim = Claim(epsilon, delta, "transcript", f"{PAPER}, Theorem 4.5")
+    claim = Claim(epsilon, delta, "actions", f"{PAPER}, Theorem 4.5; the noisy batch losses "
+                  f"are the proof's object", output=ARMS)
     return Algorithm("private-batched-exp4",
                      batched_exp4_learner(K, N, eta, gamma, tau, scale), claim, T, K,
                      {"epsilon": epsilon, "delta": delta, "tau": tau, "eta": eta,

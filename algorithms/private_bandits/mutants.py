@@ -16,8 +16,15 @@ from .htinf import htinf_learner
 
 
 def _broken_claim(ok: Algorithm, bug: str) -> Claim:
+    """The correct algorithm's privacy proof, for the object it proves
+    private: the noisy values fed to the inner learner (transcript).  A
+    mutant is a code slip that breaks that proof; whether its arms also
+    leak is for the black-box events to show."""
     c = ok.claim
-    return Claim(c.epsilon, c.delta, c.scope, f"{c.source} — claimed by a BROKEN implementation ({bug})")
+    return Claim(c.epsilon, c.delta, "transcript",
+                 f"{c.source} — claimed by a BROKEN implementation ({bug}); judged on the "
+                 f"noisy values its proof makes private",
+                 output="the arms and the noisy values fed to the inner learner")
 
 
 def _conversion_mutant(name, ok, base_factory, bug, truth, **wrapper_kwargs) -> Algorithm:

@@ -39,6 +39,10 @@ from .bandit import (check_rows, get_domain, last_read_batch, prefix_draws,
                      private_bandit)
 
 PAPER = "Ene, Nguyen & Vladu, Projection-Free Bandit Optimization with Privacy Guarantees (AAAI 2021)"
+# Theorem 4 is about what the algorithm plays; the tree blocks are the object
+# of Lemmas 7 and 10, the proof's route to it.
+OUTPUT = "the points played x_1..x_T (Theorem 4)"
+PROOF_OBJECT = "; the tree blocks the played points read are the proof's object"
 ATTACKS = ("pfb-first-round", "pfb-batch-edge", "pfb-tree-level")
 
 
@@ -129,7 +133,7 @@ def _build(name, T, K, epsilon, delta, domain, L, tbatch, cg_iters, noise, varia
                          "compositions": 1,
                          "source": f"one batch moves B = {B} released blocks by ≤ Δ₁ = "
                                    f"2(n/ζ)L(D+ζ)√n each in ℓ₁ (module docstring)"}
-        claim = Claim(epsilon, 0.0, "transcript", src)
+        claim = Claim(epsilon, 0.0, "actions", src + PROOF_OBJECT, output=OUTPUT)
     else:
         delta = check_delta(delta, allow_zero=False)
         if variant == "paper":
@@ -147,9 +151,10 @@ def _build(name, T, K, epsilon, delta, domain, L, tbatch, cg_iters, noise, varia
                      "compositions": 1,
                      "source": f"one batch moves B = {B} released blocks by the same vector, "
                                f"ℓ₂ ≤ Δ₂ = 2(n/ζ)L(D+ζ) (module docstring)"}
-        # The released blocks are the transcript, as for the Laplace variants
-        # (the points are post-processing of them and public randomness).
-        claim = Claim(epsilon, delta, "transcript", src)
+        # The claim is about the played points; the released blocks (the
+        # transcript, of which the points are post-processing plus public
+        # randomness) are the proof's intermediate object.
+        claim = Claim(epsilon, delta, "actions", src + PROOF_OBJECT, output=OUTPUT)
     learner = private_bandit(n, T, dom, L, tbatch, eta, zeta, cg_iters, noise, scale)
     params = {"epsilon": epsilon, "domain": dom.name, "L": L, "tbatch": tbatch,
               "n_rounds": n_rounds, "eta": eta, "zeta": zeta, "cg_iters": cg_iters,
