@@ -32,10 +32,18 @@ def _doc(path) -> dict:
     return doc
 
 
+def _default_sigint():
+    # A parallel test worker may ignore SIGINT, and an ignored signal stays
+    # ignored across exec: give the child the default, as a terminal would,
+    # so that Python turns Ctrl-C into KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(*args, **kw):
     env = {**os.environ, "PYTHONPATH": ROOT}
     return subprocess.Popen([sys.executable, "-m", "audit.cli", *args], cwd=kw.get("cwd", ROOT),
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
 
 
 def _chunk_rows(path) -> int:
