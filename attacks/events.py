@@ -63,6 +63,40 @@ class JointActionAt:
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class ActionRun:
+    """{I_t = a for every t in s..k}: arm a chosen at every round from
+    ``start`` s through each listed end k (0-based, 1-based in labels), for
+    each listed arm.  A joint event over many rounds: where every round
+    pushes the learner's state the same way, a long run can separate the
+    two sides far more than any single round.  Counted from each run's
+    length of the streak of a starting at s."""
+
+    start: int
+    ends: tuple         # 0-based last rounds, each >= start
+    arms: tuple         # 0-based arms
+    point_rounds = ()
+
+    @property
+    def labels(self) -> list[str]:
+        return [f"I_t = {a + 1} for every t in {self.start + 1}..{k + 1}"
+                for a in self.arms for k in self.ends]
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        if not self.ends:
+            return np.zeros(0, dtype=np.int64)
+        s, last = self.start, max(self.ends)
+        block = actions[:, s:last + 1]
+        width = block.shape[1]
+        out = []
+        for a in self.arms:
+            streak = np.cumprod(block == a, axis=1).sum(axis=1)    # length of the streak from s
+            hist = np.bincount(streak, minlength=width + 1)
+            at_least = hist[::-1].cumsum()[::-1]                   # runs with streak >= L
+            out.append(at_least[[k - s + 1 for k in self.ends]])
+        return np.concatenate(out)
+
+
 # Joint events are K² a pair of rounds: at most this many in a standard
 # family, over pairs among at most JOINT_ROUNDS rounds.
 JOINT_EVENTS = 256

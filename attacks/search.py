@@ -475,9 +475,11 @@ def pick(ranked: list[Ranked], k: int) -> list[Ranked]:
 
 def black_box_only(alg: Algorithm) -> Algorithm:
     """The same algorithm without its white-box declarations (the actions,
-    points and losses it produces are unchanged)."""
+    points and losses it produces are unchanged): no probabilities,
+    transcript or replay, and no scalar state model."""
     learner = alg.learner._replace(probs=None, commit=None, transcript=None, replay=None)
-    return dataclasses.replace(alg, learner=learner)
+    extra = {k: v for k, v in (alg.extra or {}).items() if k != "state_model"}
+    return dataclasses.replace(alg, learner=learner, extra=extra)
 
 
 def _probes(space: _Space) -> list[Candidate]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Attack, Scenario, horizon_prefix
-from .events import ActionAt, CoordinateAbove, SwitchAt, Union, pilot_thresholds
+from .events import (ActionAt, ActionRun, CoordinateAbove, SwitchAt, Union, events_after,
+                     pilot_thresholds)
 
 # Algorithm 1's decision at t = 8 reads the window [4, 7] (1-based).
 DECISION = 8
@@ -85,6 +86,41 @@ class FirstRoundSwap(Attack):
         return [Scenario(self.name, alg, a, b, _action_events(rounds, n), rounds)]
 
 
+class ExpertRun(Attack):
+    """Round 1 swapped, (1, 0, 1, …) vs (0, 1, 1, …), every later loss 0 (the
+    pair of ``tbe-first-round``), with the run events "expert i at every
+    round 2..k" for every k of a 16-round prefix.  For a learner that keeps
+    a weight per expert and updates it multiplicatively (Algorithm 3), the
+    changed row moves ln(w(1)/w(2)) by 2η and every later round of a run of
+    expert 2 selects the histories where the noise at round 1 pushed the
+    same way — far into the tail of the noise, where a Laplace mechanism
+    attains its full ℓ₁-sensitivity ratio.  So the run's log-ratio grows
+    with k well past that of any single round (Asi, Raman & Saha,
+    Theorem B.2's Laplace(1/ε) per coordinate: up to Nε = 2ε)."""
+
+    name = "tbe-expert-run"
+    summary = ("round 1: (1, 0, 1, ...) vs (0, 1, 1, ...), later losses 0; events: expert i at "
+               "every round 2..k (k up to 16)")
+    PREFIX = 16
+
+    def scenarios(self, alg):
+        n = alg.n_arms
+        rounds = horizon_prefix(alg, self.PREFIX)
+        if rounds < 2:
+            raise ValueError(f"attack {self.name} needs a horizon >= 2; {alg.name} has "
+                             f"T = {alg.horizon}")
+        a = np.zeros((alg.horizon, n))
+        a[0, :] = 1.0
+        a[0, 1] = 0.0
+        b = a.copy()
+        b[0, 0], b[0, 1] = 0.0, 1.0
+        events = Union((ActionRun(1, tuple(range(1, rounds)), tuple(range(n))),
+                        ActionAt(tuple(range(rounds)), n), SwitchAt(tuple(range(1, rounds)))))
+        return [Scenario(self.name, alg, a, b, events, rounds,
+                         notes=["the run events are joint over rounds 2..k: a single round's "
+                                "action shows little of the change"])]
+
+
 class FullRow(Attack):
     """The whole first loss row 0 vs 1 (ℓ1 distance N, allowed by the loss
     class [0, 1]^N): the pair that shows Laplace(1/ε) per coordinate is only
@@ -105,41 +141,110 @@ class FullRow(Attack):
                          notes=["the changed row differs in all N coordinates"])]
 
 
+# Pilot stream of the SVT attack (first word 0x5EED like every attack pilot:
+# disjoint from every audit stream, whose first word is the audit's seed).
+SVT_PILOT = 0x5B7E
+SVT_PILOT_RUNS = 400
+
+
+def _svt_losses(T: int, n: int, lock: int) -> np.ndarray:
+    """Expert 1 good (loss 0, expert 2 loss 1) for rounds 1 … lock − 1, then
+    bad (1, 0) from round ``lock`` on; other experts always 1."""
+    a = np.ones((T, n))
+    a[:lock - 1, 0] = 0.0
+    a[lock - 1:, 1] = 0.0
+    return a
+
+
+def _first_restarts(alg, losses, rounds: int, runs: int, side: int, after: int) -> np.ndarray:
+    """First round (1-based) ≥ ``after`` at which Algorithm 2's sparse
+    vector fires in a pilot of ``runs`` runs (0: not within ``rounds``),
+    read from the learner's ``restarted`` flag."""
+    lr = alg.learner
+    rng = np.random.default_rng(np.random.SeedSequence([0x5EED, SVT_PILOT, side]))
+    state = lr.init(runs, rng)
+    first = np.zeros(runs, dtype=np.int64)
+    for t in range(rounds):
+        state, act = lr.act(state, None, rng)
+        state = lr.feed(state, act, losses[t], rng)
+        fired = np.asarray(state.get("restarted", np.zeros(runs, dtype=bool)))
+        first = np.where((first == 0) & fired & (t + 1 >= after), t + 1, first)
+    return first
+
+
 class SVTRestart(Attack):
-    """A change at the round where Algorithm 2's AboveThreshold is driven to
-    fire.  Expert 1 has loss 1 and expert 2 loss 0 from round 1 on, while the
-    first instance of Algorithm 1 plays j_0 = expert 1 until its decision at
-    t = 2, so the regret of the played experts grows by 1 a round and the
-    sparse vector halts; the changed round r is the last of that run-up:
-    (1, 0, …) vs (0, 1, …), which moves every query at round r by 2 (the
-    played loss by 1 and the window minimum by 1).  With the literal restart
-    (t_{i+1} = r) that same loss is also the first window of the new
-    Algorithm 1, decided at r + 1, and enters the new AboveThreshold's
-    queries.  Restarts need thresholds an audit prefix can reach: run with
-    ``--param threshold_scale=...`` (privacy does not depend on the
-    threshold)."""
+    """Algorithm 2's sparse vector at work.  Expert 1 is the better expert
+    for rounds 1 … L − 1 and the worse one from round L on (L a power of
+    two), so the instance of Algorithm 1 decides for expert 1 at t = L (its
+    window [L/2, L − 1] is all in expert 1's favour) and keeps it until
+    t = 2L: the played experts' regret over windows starting at L grows by 1
+    a round until AboveThreshold fires and restarts.  L is the smallest
+    power of two (≥ 16) at which a pilot (independent streams) sees the
+    sparse vector fire before 2L in at least half of its runs.  Two pairs,
+    each changing one row (1, 0, 1, …) vs (0, 1, 1, …):
+
+    * ``query``: round L, the first round of the run-up.  Expert 1 is played
+      there on both sides and expert 2 is the window minimum, so every query
+      whose window holds round L moves by 2 (the played loss by 1, the
+      minimum by 1): the regret query is 2-sensitive, while Lemma 2.4's
+      noise is calibrated for 1 (``tbe-svt``); Algorithm 1 reads round L only
+      at t = 2L, by a margin of about L, so nearly all the difference is the
+      sparse vector's;
+    * ``boundary``: the pilot's median restart round r.  In the box
+      (t_{i+1} = t) the loss of r is read by the halting AboveThreshold, by
+      the new one and by the new Algorithm 1, which decides at r + 1 from
+      the window [r, r] alone.
+
+    Events: the standard family after the change (actions, switches, joint
+    actions, arm counts) over a prefix reaching past the pilot's 90th
+    percentile restart round."""
 
     name = "tbe-svt-restart"
-    summary = ("SVT restart boundary (tbe-svt*): regret grows by 1 a round until the sparse "
-               "vector fires; the last round of the run-up changes (1,0) vs (0,1)")
+    summary = ("Alg 2's sparse vector (tbe-svt*): a regret run-up to a restart; pairs at its "
+               "first round (every query moves by 2) and at the median restart round")
 
     def scenarios(self, alg):
         if "threshold_scale" not in alg.params:
             raise ValueError(f"attack {self.name} applies to Algorithm 2 (tbe-svt*), "
                              f"not {alg.name}")
-        n = alg.n_arms
-        r = min(alg.horizon - 1, 6)
-        a = np.zeros((alg.horizon, n))
-        a[:r, 0] = 1.0
-        a[:r, 2:] = 1.0
-        b = a.copy()
-        b[r - 1, 0], b[r - 1, 1] = 0.0, 1.0
-        rounds = horizon_prefix(alg, r + 3)
-        notes = [f"round {r} changes; the restarted Algorithm 1 decides at round {r + 1}"]
-        if alg.params["threshold_scale"] >= 0.1:
-            notes.append("with these thresholds the sparse vector essentially never fires in "
-                         f"{rounds} rounds; lower --param threshold_scale to test restarts")
-        return [Scenario(self.name, alg, a, b, _action_events(rounds, n), rounds, notes=notes)]
+        T, n = alg.horizon, alg.n_arms
+        if T < 40:
+            raise ValueError(f"attack {self.name} needs a horizon >= 40; {alg.name} has T = {T}")
+        lock, first, losses = 16, None, None
+        while True:
+            losses = _svt_losses(T, n, lock)
+            rounds = min(T, 2 * lock)
+            first = _first_restarts(alg, losses, rounds, SVT_PILOT_RUNS, 0, lock)
+            fired = first[(first >= lock)]
+            if fired.size >= SVT_PILOT_RUNS / 2 or 4 * lock > T:
+                break
+            lock *= 2
+        notes = []
+        fired = first[first >= lock]
+        if fired.size:
+            r_med = int(np.median(fired))
+            r_hi = int(np.quantile(fired, 0.9))
+            notes.append(f"pilot ({SVT_PILOT_RUNS} runs, independent streams): the sparse vector "
+                         f"fires at or after round {lock} in {fired.size} runs, median round "
+                         f"{r_med}, 90% by round {r_hi}")
+        else:
+            r_med, r_hi = min(T - 1, lock + 2), min(T - 1, 2 * lock - 1)
+            notes.append(f"pilot ({SVT_PILOT_RUNS} runs): the sparse vector never fires in "
+                         f"rounds {lock}..{min(T, 2 * lock)} at threshold_scale = "
+                         f"{alg.params['threshold_scale']:g}: the pairs test Algorithm 1 only")
+        rounds = horizon_prefix(alg, max(r_hi, r_med + 1) + 4)
+        out = []
+        for label, changed in (("query", lock), ("boundary", max(r_med, lock))):
+            changed = min(changed, rounds - 1)
+            b = losses.copy()
+            b[changed - 1, 0], b[changed - 1, 1] = losses[changed - 1, 1], losses[changed - 1, 0]
+            focus = sorted({changed, changed + 1, r_med - 1, r_med, r_med + 1, r_med + 2} &
+                           set(range(changed, rounds)))
+            events = events_after(changed - 1, rounds, n, focus=focus)
+            out.append(Scenario(f"{self.name}:{label}", alg, losses, b, events, rounds,
+                                notes=notes + [f"round {changed} changes (lock-in until round "
+                                               f"{lock - 1}, run-up from round {lock})"]))
+        return out
 
 
-FAMILY_ATTACKS: tuple = (FirstRoundSwap(), WindowTail(), FullRow(), SVTRestart())
+FAMILY_ATTACKS: tuple = (FirstRoundSwap(), WindowTail(), FullRow(), SVTRestart(), ExpertRun())

@@ -112,13 +112,14 @@ def test_transcript_evidence_against_an_actions_claim_is_the_intermediate_object
     from algorithms import build
     from algorithms.core import Claim
     from audit.engine import audit_algorithm
-    alg = build("tbe-adaptive")
+    on_actions = build("tbe-adaptive")
+    assert on_actions.claim.scope == "actions"
+    alg = dataclasses.replace(on_actions, claim=Claim(on_actions.claim.epsilon, 0.0,
+                                                      "transcript", on_actions.claim.source))
     transcript = audit_algorithm(alg, attacks=["tbe-first-round"], trials=2000, seed=0,
                                  modes=["pld"])
     (t,) = transcript.results
     assert t.violation and t.exact and not t.intermediate
-    on_actions = dataclasses.replace(alg, claim=Claim(alg.claim.epsilon, 0.0, "actions",
-                                                      alg.claim.source))
     res = audit_algorithm(on_actions, attacks=["tbe-first-round"], trials=2000, seed=0,
                           modes=["pld"])
     (r,) = res.results

@@ -2,11 +2,13 @@
 their distributions, and the privacy-relevant structure of each."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from algorithms import build
-from algorithms.tracking_experts.adaptive import project_clipped
+from algorithms.tracking_experts.adaptive import adaptive_learner, project_clipped
 from attacks import ATTACKS
 from audit.execution.runs import simulate
 from tests import reference_tracking_experts as ref
@@ -52,6 +54,11 @@ def test_svt_matches_reference_on_same_stream(name, restart, sens, scale, seed):
 def test_adaptive_matches_reference_on_same_stream(name, seed):
     """Deterministic given the seed; η large so that the clipping binds."""
     alg = build(name, horizon=25, arms=4, params={"eta": 2.0, "S": 5})
+    # The weights are not an output of the claim (the experts are), so the
+    # registered learner hides them; the same learner showing them is compared.
+    p = alg.params
+    alg = dataclasses.replace(alg, learner=adaptive_learner(4, p["eta"], p["clip"],
+                                                            p["noise_scale"], show_weights=True))
     L = _losses(seed, 25, 4)
     tr = _vec(alg, L, seed, points=True)
     acts, ws = ref.ref_adaptive(L.tolist(), 2.0, alg.params["clip"], alg.params["noise_scale"],
@@ -139,3 +146,66 @@ def test_bad_parameters_are_one_line_errors():
         build("tbe-adaptive", params={"S": 0})
     with pytest.raises(ValueError, match="threshold_scale"):
         build("tbe-svt", params={"threshold_scale": -1})
+
+
+def _first_restart(alg, L, runs, seed, after=1):
+    """First round >= ``after`` (1-based) at which the sparse vector fires (0: none)."""
+    lr = alg.learner
+    rng = np.random.default_rng(seed)
+    st = lr.init(runs, rng)
+    first = np.zeros(runs, dtype=np.int64)
+    for t in range(L.shape[0]):
+        st, a = lr.act(st, None, rng)
+        st = lr.feed(st, a, L[t], rng)
+        first = np.where((first == 0) & st["restarted"] & (t + 1 >= after), t + 1, first)
+    return first
+
+
+@pytest.mark.parametrize("name", ["tbe-svt", "tbe-svt-fixed"])
+def test_svt_fires_within_the_horizon_at_its_defaults(name):
+    """At its default threshold_scale the sparse vector restarts Algorithm 1
+    within T = 1000 on a shift (expert 1 best for T/2 rounds, then expert
+    2): at least 90 of 100 runs (fixed seed; measured: all of them, so a
+    different seed fails with probability < 1e-6).  At the paper's
+    constants (threshold_scale = 1) none does: the reason for the default."""
+    T = 1000
+    L = np.zeros((T, 2))
+    L[:T // 2, 1] = 1.0
+    L[T // 2:, 0] = 1.0
+    alg = build(name)
+    assert alg.params["threshold_scale"] < 1
+    assert (_first_restart(alg, L, 100, 9) > 0).sum() >= 90
+    paper = build(name, params={"threshold_scale": 1.0})
+    assert (_first_restart(paper, L[:300], 100, 9) == 0).all()
+
+
+def test_svt_restart_attack_sees_restarts_at_defaults():
+    """The attack's pilot finds a lock-in length at which most runs restart
+    during the run-up; its prefix reaches past the restarts and the query
+    pair changes the run-up's first round.  Deterministic streams; the
+    pilot's firing fraction is ≥ 0.75 for both variants, at which 400 fresh
+    runs fall to ≤ 0.5 with probability < 1e-20."""
+    for name in ("tbe-svt", "tbe-svt-fixed"):
+        alg = build(name)
+        q, bnd = ATTACKS["tbe-svt-restart"].scenarios(alg)
+        assert "never fires" not in " ".join(q.notes)
+        lock = int(q.differing_rounds()[0]) + 1
+        assert lock & (lock - 1) == 0 and q.rounds > lock
+        assert bnd.differing_rounds()[0] + 1 >= lock
+        # the regret query moves by 2 at the changed round: played expert 1
+        # (loss 1 vs 0) and the window minimum expert 2 (0 vs 1)
+        r = lock - 1
+        assert q.losses_a[r, 0] - q.losses_b[r, 0] == 1 and q.losses_b[r, 1] - q.losses_a[r, 1] == 1
+        first = _first_restart(alg, q.losses_a[:q.rounds], 400, 5, after=lock)
+        assert (first > 0).mean() > 0.5
+
+
+def test_tbe_adaptive_n2_parameters():
+    alg = build("tbe-adaptive-n2")
+    assert alg.params["eta"] == 1.0 and alg.claim.scope == "actions" and alg.claim.epsilon == 1
+    assert alg.learner.point is None           # the weights are not an output of Definition 2.1
+    assert alg.extra["state_model"].step == 1.0
+    with pytest.raises(ValueError, match="K \\(experts\\) must be 2"):
+        build("tbe-adaptive-n2", arms=3)
+    with pytest.raises(ValueError, match="eta"):
+        build("tbe-adaptive-n2", params={"eta": -1})

@@ -84,7 +84,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     with progress.phase("declaration pilots", sum(map(bool, white)), "scenarios") as phase:
         for i, (sc, ms) in enumerate(zip(scenarios, white)):
             if ms and id(sc.algorithm) not in refused:
-                found = check_declarations(sc, seed, i)
+                found = check_declarations(sc, seed, i, modes=ms)
                 checks += found
                 if failed(found):
                     refused[id(sc.algorithm)] = found

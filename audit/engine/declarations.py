@@ -51,11 +51,32 @@ the declared law: Laplace, Gaussian or finite):
   declared bound.  Deterministic: probability 0.  The bound only ever
   enters the pair's worst case, never a verdict.
 
+Scalar state model (``Algorithm.extra["state_model"]``, for the
+``recursion`` mode; ``algorithms.state_model``), on pilots that read the
+declared state u_t from the learner's state before every ``act`` and after
+every ``feed``:
+
+* ``state-action-law`` — the actions ``act`` draws follow
+  ``action_probs(u_t)``: randomised PITs, Kolmogorov–Smirnov against
+  uniform, Bonferroni over the sides, rejecting at p < 10⁻⁶; an action of
+  probability 0 fails outright.
+* ``state-transition-law`` — u_1 is the declared start (deterministic), and
+  each u_{t+1} follows clip(u_t + shift(ℓ_t) + step·D) given u_t:
+  randomised PITs (the clip bounds are atoms), Kolmogorov–Smirnov against
+  uniform, Bonferroni over the sides, rejecting at p < 10⁻⁶.
+* ``state-recursion`` — end to end: the recursion's certified brackets on
+  every marginal P(J_t = i) and on the run events the ``recursion`` mode
+  uses must contain the simulated frequencies: an exact binomial test
+  against the nearer end of each bracket (two one-sided tests, doubled),
+  Bonferroni over every event and both sides, rejecting at p < 10⁻⁶.
+
 Pilot streams are ``SeedSequence([seed, scenario, PILOT_STREAM, k])``,
 disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8);
-k = 60, 61 the transcript pilots, 70, 71 the randomisation of finite PITs.
+k = 60, 61 the transcript pilots, 70, 71 the randomisation of finite PITs,
+80, 81 the state-model pilots and 90, 91 their randomised PITs.
 
-May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``.
+May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``,
+``audit.engine.recursion``.
 """
 from __future__ import annotations
 
@@ -69,6 +90,8 @@ from scipy import stats
 from algorithms.errors import UserCodeError, user_call
 from audit.execution.runs import simulate
 from audit.engine.privacy_loss import FLOAT_TOL, TINY_LOG, checked_probs, replay_both, scope_of
+from audit.engine.recursion import (WORK, grid_for, marginal_bounds, run_bounds, run_starts,
+                                    state_model_of)
 
 FALSE_REFUSAL = 1e-6
 PILOT_STREAM = 57025
@@ -559,17 +582,183 @@ def _transcript_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
     return out
 
 
+# ------------------------------------------------------- scalar state model
+STATE_ROUNDS = 1000
+STATE_RUNS = (2000, 20000)
+
+
+def _read_state(model, state, runs: int, t: int) -> np.ndarray:
+    with user_call("state_model.state", t + 1):
+        u = np.asarray(model.state(state), dtype=float)
+    if u.shape != (runs,):
+        raise UserCodeError("state_model.state", t + 1,
+                            f"returned shape {u.shape}, expected ({runs},) (one state per run)")
+    if not np.all(np.isfinite(u)):
+        raise UserCodeError("state_model.state", t + 1, "returned non-finite values")
+    return u
+
+
+def _state_pilot(alg, model, losses, runs, rounds, rng):
+    """Step the learner as ``simulate`` does, reading the declared state
+    before every act (u_t) and after the last feed: u (runs, rounds + 1),
+    actions (runs, rounds)."""
+    lr = alg.learner
+    full = lr.feedback == "full"
+    with user_call("init"):
+        state = lr.init(runs, rng)
+    u = np.empty((runs, rounds + 1))
+    acts = np.empty((runs, rounds), dtype=np.int64)
+    for t in range(rounds):
+        u[:, t] = _read_state(model, state, runs, t)
+        with user_call("act", t + 1):
+            state, a = lr.act(state, None, rng)
+        a = np.asarray(a).astype(np.int64)
+        acts[:, t] = a
+        with user_call("feed", t + 1):
+            state = lr.feed(state, a, losses[t] if full else losses[t][a], rng)
+    u[:, rounds] = _read_state(model, state, runs, rounds)
+    return u, acts
+
+
+def _state_action_pits(model, u, acts, rng) -> tuple[np.ndarray, int]:
+    runs, rounds = acts.shape
+    with user_call("state_model.action_probs"):
+        p = np.asarray(model.action_probs(u[:, :rounds].ravel()), dtype=float)
+    if p.shape != (runs * rounds, model.n_arms):
+        raise UserCodeError("state_model.action_probs", None,
+                            f"returned shape {p.shape}, expected ({runs * rounds}, "
+                            f"{model.n_arms})")
+    a = acts.ravel()
+    idx = np.arange(a.size)
+    pa = p[idx, a]
+    below = np.cumsum(p, axis=1)[idx, a] - pa
+    pits = np.clip(below + rng.random(a.size) * pa, 0.0, 1.0)
+    return pits, int(np.count_nonzero(pa <= 0))
+
+
+def _state_transition_pits(model, u, losses, rng) -> tuple[np.ndarray, float]:
+    """Randomised PITs of u_{t+1} given u_t under the declared update, and
+    the largest distance of u_1 from the declared start."""
+    runs, cols = u.shape
+    rounds = cols - 1
+    tol = 1e-9 * (model.hi - model.lo)
+    with user_call("state_model.shift"):
+        s = np.array([float(model.shift(np.asarray(losses[t], dtype=float)))
+                      for t in range(rounds)])
+    x, y = u[:, :-1], u[:, 1:]
+    base = x + s[None, :]
+    noise, step = model.noise, model.step
+    v = rng.random(x.shape)
+    at_lo, at_hi = y <= model.lo + tol, y >= model.hi - tol
+    f_lo = noise.cdf((model.lo - base) / step)
+    f_hi = noise.cdf((model.hi - base) / step)
+    pit = noise.cdf((y - base) / step)
+    pit = np.where(at_lo, v * f_lo, pit)
+    pit = np.where(at_hi, f_hi + v * (1.0 - f_hi), pit)
+    # A state outside the declared bounds cannot come from the declared update.
+    outside = (y < model.lo - tol) | (y > model.hi + tol)
+    pit = np.where(outside, -1.0, pit)
+    return pit.ravel(), float(np.max(np.abs(u[:, 0] - model.start)))
+
+
+def _bracket_pvalue(count: int, n: int, lo: float, hi: float) -> float:
+    """p-value of ``count`` successes in ``n`` against "the probability lies
+    in [lo, hi]": two one-sided exact binomial tests at the nearer end,
+    doubled."""
+    p_high = float(stats.binom.sf(count - 1, n, hi)) if hi < 1 else 1.0
+    p_low = float(stats.binom.cdf(count, n, lo)) if lo > 0 else 1.0
+    return min(1.0, 2.0 * min(p_high, p_low))
+
+
+def _state_model_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
+    model = state_model_of(alg)
+    name, label = alg.name, sc.label
+    pairs, rounds_all = _losses_and_rounds(sc)
+    rounds = max(1, min(rounds_all, STATE_ROUNDS))
+    runs = int(max(STATE_RUNS[0], min(STATE_RUNS[1], 20 * PILOT_WORK // rounds)))
+    action_p, trans_p, zero, start_gap, n_pits = 1.0, 1.0, 0, 0.0, 0
+    starts = run_starts(sc)
+    arms = [i for i, d in enumerate(model.monotone) if d != 0]
+    grid = grid_for(model, rounds, passes=4 + 2 * len(arms) * max(1, len(starts)),
+                    work=WORK / 4)
+    pvals, worst_gap = [], 0.0
+    for k, (losses, side) in enumerate(pairs):
+        u, acts = _state_pilot(alg, model, losses, runs, rounds, _rng(seed, index, 80 + k))
+        rng_pit = _rng(seed, index, 90 + k)
+        pits, z = _state_action_pits(model, u, acts, rng_pit)
+        zero += z
+        n_pits += pits.size
+        action_p = min(action_p, float(stats.kstest(pits, "uniform").pvalue) * len(pairs))
+        tp, gap = _state_transition_pits(model, u, losses, rng_pit)
+        start_gap = max(start_gap, gap)
+        trans_p = min(trans_p, 0.0 if (tp < 0).any() else
+                      float(stats.kstest(tp, "uniform").pvalue) * len(pairs))
+        # End to end: the recursion's brackets against simulated frequencies.
+        lo, hi = marginal_bounds(model, losses, rounds, grid)
+        for t in range(rounds):
+            for i in arms:
+                c = int(np.count_nonzero(acts[:, t] == i))
+                pvals.append(_bracket_pvalue(c, runs, lo[t, i], hi[t, i]))
+                worst_gap = max(worst_gap, lo[t, i] - c / runs, c / runs - hi[t, i])
+        prefixes: dict = {}
+        for s in starts:
+            for i in arms:
+                rb = run_bounds(model, losses, rounds, s, i, grid, prefixes)
+                streak = np.cumprod(acts[:, s:] == i, axis=1).sum(axis=1)
+                for j, end in enumerate(rb.ends):
+                    c = int(np.count_nonzero(streak >= end - s + 1))
+                    p_lo, p_hi = float(np.exp(rb.log_lo[j])), float(np.exp(rb.log_hi[j]))
+                    pvals.append(_bracket_pvalue(c, runs, p_lo, p_hi))
+                    worst_gap = max(worst_gap, p_lo - c / runs, c / runs - p_hi)
+    tol = 1e-9 * (model.hi - model.lo)
+    out = [DeclarationCheck(
+        "state-action-law", name, label, action_p if not zero else 0.0, FALSE_REFUSAL, "below",
+        zero == 0 and action_p >= FALSE_REFUSAL,
+        (f"act() drew {zero} action(s) to which action_probs(u_t) gives probability 0" if zero
+         else f"Kolmogorov–Smirnov test of {n_pits} randomised PITs of the drawn actions "
+              f"under action_probs(u_t) against uniform: Bonferroni-adjusted p = {action_p:.3g}"),
+        "ScalarStateModel.action_probs(state(s)) must be the distribution act() draws from, "
+        "and state(s) must read the state act() receives", FALSE_REFUSAL)]
+    ok_start = start_gap <= tol
+    out.append(DeclarationCheck(
+        "state-transition-law", name, label, trans_p if ok_start else 0.0, FALSE_REFUSAL,
+        "below", ok_start and trans_p >= FALSE_REFUSAL,
+        (f"the state before round 1 is {start_gap:.3g} away from the declared start"
+         if not ok_start else
+         f"Kolmogorov–Smirnov test of {n_pits} randomised PITs of u_(t+1) given u_t under "
+         f"{model.describe()} against uniform (the clip bounds are atoms): "
+         f"Bonferroni-adjusted p = {trans_p:.3g}"),
+        "the update must be u' = clip(u + shift(ℓ) + step·D) with D of the declared law, drawn "
+        "afresh each round, and state(s) must read u after feed()", FALSE_REFUSAL))
+    adj = min(1.0, min(pvals) * len(pvals)) if pvals else 1.0
+    out.append(DeclarationCheck(
+        "state-recursion", name, label, adj, FALSE_REFUSAL, "below", adj >= FALSE_REFUSAL,
+        f"{len(pvals)} exact binomial tests of simulated frequencies ({runs} runs a side, "
+        f"{rounds} rounds) against the recursion's certified brackets ({grid.n} grid points) "
+        f"for P(J_t = i) and the run events: largest excess outside a bracket "
+        f"{max(worst_gap, 0.0):.3g}, Bonferroni-adjusted p = {adj:.3g}",
+        "the declared model must describe the whole chain: the chosen action depends on the "
+        "history only through the state, and the noise is fresh each round", FALSE_REFUSAL))
+    return out
+
+
 # ----------------------------------------------------------------- driver
-def check_declarations(sc, seed: int, index: int) -> list[DeclarationCheck]:
-    """Every check that applies to the scenario's algorithm, on pilots drawn
-    from the scenario's own neighbouring sequences."""
+def check_declarations(sc, seed: int, index: int, modes=None) -> list[DeclarationCheck]:
+    """Every check that applies to the scenario's algorithm (restricted to
+    what the white-box ``modes`` rest on, when given), on pilots drawn from
+    the scenario's own neighbouring sequences."""
     alg = sc.algorithm
     scope = scope_of(alg)
-    if scope == "actions":
-        return _action_checks(alg, sc, seed, index)
-    if scope == "transcript":
-        return _transcript_checks(alg, sc, seed, index)
-    return []
+    wanted = None if modes is None else set(modes)
+    out = []
+    if wanted is None or wanted - {"recursion"}:
+        if scope == "actions":
+            out += _action_checks(alg, sc, seed, index)
+        elif scope == "transcript":
+            out += _transcript_checks(alg, sc, seed, index)
+    if state_model_of(alg) is not None and (wanted is None or "recursion" in wanted):
+        out += _state_model_checks(alg, sc, seed, index)
+    return out
 
 
 def failed(checks: list[DeclarationCheck]) -> list[DeclarationCheck]:

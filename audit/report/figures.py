@@ -537,9 +537,42 @@ def regret_figure(doc: dict, path: str) -> Optional[str]:
         return _save(fig, path)
 
 
+def recursion_figure(doc: dict, attack: dict, path: str) -> str:
+    """The certified bracket [lower, upper] of the exact log-ratio of the run
+    events "arm i at every round s..k" against k, with the claim."""
+    d = attack.get("details") or {}
+    ends = d.get("ends") or []
+    lo, hi = d.get("log_ratio_lower_by_end") or [], d.get("log_ratio_upper_by_end") or []
+    claim = doc.get("claim") or {}
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(8, 3.8))
+        if ends:
+            x = np.asarray(ends, dtype=float)
+            ax.fill_between(x, lo, hi, color=BLUE, alpha=0.25, linewidth=0,
+                            label="exact log-ratio of the run event: certified bracket")
+            ax.plot(x, lo, color=BLUE, linewidth=1.7, label="certified lower end")
+            best = int(np.argmax(lo))
+            ax.plot([x[best]], [lo[best]], "o", color=BLUE)
+            ax.annotate(f"ε_lb = {fmt(attack.get('epsilon_lower_bound'))}", (x[best], lo[best]),
+                        xytext=(-8, -14), textcoords="offset points", ha="right", fontsize=8.5)
+        if claim.get("epsilon") is not None:
+            ax.axhline(claim["epsilon"], color=VERMILLION, linestyle="--", linewidth=1.4,
+                       label=f"claimed ε = {fmt(claim['epsilon'])}")
+        ax.set_xlabel("last round k of the run")
+        ax.set_ylabel("ln P(E)/P′(E) (nats)")
+        _round_axis(ax)
+        ax.margins(y=0.12)
+        _legend_below(ax, ncol=2)
+        ax.set_title(f"{attack.get('name', '?')} (white-box, recursion): run events, exact "
+                     f"bounds")
+        fig.tight_layout()
+        return _save(fig, path)
+
+
 # ----------------------------------------------------------------- all
 
-WHITE = {"per-round": per_round_figure, "search": search_figure, "pld": pld_figure}
+WHITE = {"per-round": per_round_figure, "search": search_figure, "pld": pld_figure,
+         "recursion": recursion_figure}
 
 
 def figure_for(doc: dict, attack: dict, path: str) -> Optional[str]:

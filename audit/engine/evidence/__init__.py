@@ -1,7 +1,9 @@
 """Every kind of evidence an audit can gather, behind one interface
 (``base``): black-box event tests (``event_test``) and the white-box kinds,
-per-round curves (``per_round``), worst-output search (``search``) and
-privacy-loss distributions (``pld``), whose results share ``whitebox``.
+per-round curves (``per_round``), worst-output search (``search``),
+privacy-loss distributions (``pld``) and certified event probabilities of a
+declared scalar state model (``recursion``), whose results share
+``whitebox``.
 
 ``KINDS`` maps each ``--mode`` name to its class; ``applicable_modes`` says
 which white-box kinds a scenario supports.
@@ -9,15 +11,18 @@ which white-box kinds a scenario supports.
 from audit.engine.evidence.base import Evidence, EvidenceResult, alpha_per_share, collect
 from audit.engine.evidence.event_test import EventTestEvidence, EventTestResult
 from audit.engine.evidence.per_round import PerRoundEvidence
+from audit.engine.evidence.recursion import RecursionEvidence
 from audit.engine.evidence.pld import LossDistributionEvidence
 from audit.engine.evidence.search import SearchEvidence
 from audit.engine.evidence.whitebox import WHITE_MODES, WhiteBoxResult, applicable_modes
 
 KINDS = {"black-box": EventTestEvidence, "per-round": PerRoundEvidence,
-         "search": SearchEvidence, "pld": LossDistributionEvidence}
+         "search": SearchEvidence, "pld": LossDistributionEvidence,
+         "recursion": RecursionEvidence}
 MODES = tuple(KINDS)
 assert MODES[1:] == WHITE_MODES
 
 __all__ = ["Evidence", "EvidenceResult", "EventTestEvidence", "EventTestResult",
-           "KINDS", "LossDistributionEvidence", "MODES", "PerRoundEvidence", "SearchEvidence",
+           "KINDS", "LossDistributionEvidence", "MODES", "PerRoundEvidence", "RecursionEvidence",
+           "SearchEvidence",
            "WHITE_MODES", "WhiteBoxResult", "alpha_per_share", "applicable_modes", "collect"]

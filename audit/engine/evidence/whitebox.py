@@ -1,8 +1,10 @@
 """The result of white-box evidence (per-round curve, worst-output search,
-privacy-loss distribution) and what the three kinds share: which apply to a
-scenario, the floating-point margin of exact comparisons, curve thinning.
+privacy-loss distribution, state-model recursion) and what the kinds share:
+which apply to a scenario, the floating-point margin of exact comparisons,
+curve thinning.
 
-May import: ``audit.engine.privacy_loss``, ``audit.engine.evidence.base``.
+May import: ``audit.engine.privacy_loss``, ``audit.engine.recursion``,
+``audit.engine.evidence.base``.
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import numpy as np
 
 from audit.engine.evidence.base import EvidenceResult
 from audit.engine.privacy_loss import scope_of
+from audit.engine.recursion import state_model_of
 
-WHITE_MODES = ("per-round", "search", "pld")
+WHITE_MODES = ("per-round", "search", "pld", "recursion")
 # Exact losses are sums of floating-point terms; a loss that equals the claim
 # in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
 # a violation because of rounding.
@@ -37,7 +40,7 @@ def downsample(x: np.ndarray, n: int = 2000) -> list:
 @dataclass(repr=False)
 class WhiteBoxResult(EvidenceResult):
     attack: str
-    kind: str                     # per-round | search | pld
+    kind: str                     # per-round | search | pld | recursion
     scope: str
     epsilon_lower_bound: float
     claim_value: float            # the number it is compared with
@@ -135,10 +138,25 @@ class WhiteBoxResult(EvidenceResult):
 
 
 def applicable_modes(scenario) -> list[str]:
-    scope = scope_of(scenario.algorithm)
-    if scope is None or scenario.group_size != 1:
+    """The white-box kinds a scenario supports: at action scope (``probs`` +
+    ``commit``) per-round (given a history), search and pld; at transcript
+    scope pld (against a claim about the actions only, a transcript loss
+    does not bound the actions' ε from below: ``pld`` reports it as the
+    proof's intermediate object, never a verdict); and recursion where the
+    algorithm declares a scalar state model and its claim is about the
+    actions or the transcript (an action event is a transcript event).  The
+    neighbour search's pairs run an algorithm stripped of its declarations
+    (``attacks.search.black_box_only``), so none applies to them."""
+    alg = scenario.algorithm
+    if scenario.group_size != 1:
         return []
-    modes = ["pld"]
+    scope = scope_of(alg)
+    claim_scope = alg.claim.scope if alg.claim is not None else None
+    modes = []
     if scope == "actions":
         modes = (["per-round"] if scenario.history is not None else []) + ["search", "pld"]
+    elif scope == "transcript":
+        modes = ["pld"]
+    if state_model_of(alg) is not None and claim_scope in (None, "actions", "transcript"):
+        modes.append("recursion")
     return modes
