@@ -66,6 +66,7 @@ BENCHMARK_ARGS = {
     "distributed.py": ["--trials", "10000", "--repeat", "1"],
     "whitebox_validity.py": ["--seeds", "1", "--trials", "200", "--jobs", "2"],
     "power.py": ["--trials", "2000", "--jobs", "1", "--factors", "2", "--algorithms", "tbe-lazy"],
+    "tbe_adaptive_horizon.py": ["--grids", "501", "--certified-grid", "501"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=2, names=['mutant-batch-sum'])")

@@ -17,7 +17,7 @@ ENTRIES: list = [
     Entry("tbe-svt-fixed", catalog.make_tbe_svt_fixed,
           "ARS Alg 2 corrected: restart at t+1, SVT noise for sensitivity 2"),
     Entry("tbe-adaptive", catalog.make_tbe_adaptive,
-          "ARS Alg 3 as boxed: Laplace(1/eps) losses, clipped MD (Thm 5.2; true eps = N eps)"),
+          "ARS Alg 3 as boxed: Laplace(1/eps) losses, clipped MD (Thm 5.2; noisy losses N eps-DP)"),
     Entry("tbe-adaptive-n2", catalog.make_tbe_adaptive_n2,
           "ARS Alg 3 as boxed with N = 2, eps = 1, eta = 1 (Thm B.2), audited on the chosen experts"),
     Entry("tbe-adaptive-fixed", catalog.make_tbe_adaptive_fixed,
