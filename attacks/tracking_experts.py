@@ -159,16 +159,17 @@ def _svt_losses(T: int, n: int, lock: int) -> np.ndarray:
 def _first_restarts(alg, losses, rounds: int, runs: int, side: int, after: int) -> np.ndarray:
     """First round (1-based) ≥ ``after`` at which Algorithm 2's sparse
     vector fires in a pilot of ``runs`` runs (0: not within ``rounds``),
-    read from the learner's ``restarted`` flag."""
-    lr = alg.learner
+    read from the learner's ``restarted`` flag after each round's feed."""
+    from audit.execution.runs import simulate
     rng = np.random.default_rng(np.random.SeedSequence([0x5EED, SVT_PILOT, side]))
-    state = lr.init(runs, rng)
     first = np.zeros(runs, dtype=np.int64)
-    for t in range(rounds):
-        state, act = lr.act(state, None, rng)
-        state = lr.feed(state, act, losses[t], rng)
+
+    def watch(k, state):      # the state after round k's feed (1-based), k ≥ 1
+        nonlocal first
         fired = np.asarray(state.get("restarted", np.zeros(runs, dtype=bool)))
-        first = np.where((first == 0) & fired & (t + 1 >= after), t + 1, first)
+        first = np.where((first == 0) & fired & (k >= max(after, 1)), k, first)
+
+    simulate(alg, losses, runs, rng, rounds=rounds, watch=watch)
     return first
 
 

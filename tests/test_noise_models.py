@@ -228,6 +228,33 @@ def test_a_shift_bound_smaller_than_the_code_is_refused():
         audit_algorithm(bad, attacks=["pfb-first-round"], trials=400, seed=0, modes=["pld"])
 
 
+def test_a_non_finite_shift_bound_gives_no_ceiling_and_nan_is_refused():
+    """A shift_bound with a NaN or an infinite entry is no bound for that
+    release: the pair's ceiling is not computed (never computed from the
+    finite entries alone, which would understate it), and NaN fails
+    mean-shift-bound (deterministic)."""
+    import dataclasses
+    from audit.engine.declarations import check_declarations
+    from audit.engine.privacy_loss import pair_worst_case
+    alg = build("pfb-gaussian")
+    model = alg.learner.transcript
+    sc = ATTACKS["pfb-first-round"].scenarios(alg)[0]
+    good, _ = pair_worst_case(alg, sc.losses_a, sc.losses_b, sc.rounds, 1e-5)
+    assert good is not None and good.upper_bound
+    for bad_value in (math.nan, math.inf):
+        def shift(*a, v=bad_value):
+            out = np.array(model.shift_bound(*a), dtype=float)
+            out[0] = v
+            return out
+        bad = dataclasses.replace(alg, learner=alg.learner._replace(
+            transcript=model._replace(shift_bound=shift)))
+        worst, why = pair_worst_case(bad, sc.losses_a, sc.losses_b, sc.rounds, 1e-5)
+        assert worst is None and "non-finite" in why
+        c = {x.check: x for x in check_declarations(dataclasses.replace(sc, algorithm=bad),
+                                                    seed=0, index=0)}
+        assert (c["mean-shift-bound"].outcome == "fail") == math.isnan(bad_value)
+
+
 @pytest.mark.parametrize("name,width", [("as-ftpl-unit", 1.0), ("as-ftpl", 2.0)])
 def test_as_ftpl_transcript_has_an_exact_ceiling(name, width):
     """as-ftpl's tree nodes are a history-free Gaussian transcript: checks

@@ -545,7 +545,9 @@ def _shift_bound_check(alg, sc, sides) -> DeclarationCheck:
         bound = np.asarray(model.shift_bound(sc.losses_a, sc.losses_b, sc.rounds, sc.advice),
                            dtype=float).ravel()
     worst, why = 0.0, ""
-    for _, _, tr, _ in sides:
+    if np.isnan(bound).any():
+        worst, why = math.inf, "shift_bound gives NaN for some release (not a bound)"
+    for _, _, tr, _ in sides if not why else ():
         if tr.releases.size == 0:
             continue
         acts = tr.actions.astype(np.int64)
@@ -558,7 +560,9 @@ def _shift_bound_check(alg, sc, sides) -> DeclarationCheck:
             worst, why = math.inf, (f"shift_bound gives {bound.size} values, the means have "
                                     f"{dist.shape[1]} releases")
             break
-        excess = (dist - bound[None, :]) / (1.0 + bound[None, :])
+        with np.errstate(invalid="ignore"):     # an infinite bound is never exceeded
+            excess = np.where(np.isinf(bound)[None, :], -np.inf,
+                              (dist - bound[None, :]) / (1.0 + bound[None, :]))
         worst = max(worst, float(excess.max()) if excess.size else 0.0)
     what = why or (f"along the pilots' histories the two means of a release are up to "
                    f"{max(worst, 0.0):.3g} (relative) farther apart than shift_bound allows")
@@ -598,26 +602,16 @@ def _read_state(model, state, runs: int, t: int) -> np.ndarray:
     return u
 
 
-def _state_pilot(alg, model, losses, runs, rounds, rng):
-    """Step the learner as ``simulate`` does, reading the declared state
-    before every act (u_t) and after the last feed: u (runs, rounds + 1),
-    actions (runs, rounds)."""
-    lr = alg.learner
-    full = lr.feedback == "full"
-    with user_call("init"):
-        state = lr.init(runs, rng)
+def _state_pilot(alg, model, losses, runs, rounds, rng, advice=None):
+    """A pilot reading the declared state before every act (u_t) and after
+    the last feed: u (runs, rounds + 1), actions (runs, rounds)."""
     u = np.empty((runs, rounds + 1))
-    acts = np.empty((runs, rounds), dtype=np.int64)
-    for t in range(rounds):
+
+    def watch(t, state):
         u[:, t] = _read_state(model, state, runs, t)
-        with user_call("act", t + 1):
-            state, a = lr.act(state, None, rng)
-        a = np.asarray(a).astype(np.int64)
-        acts[:, t] = a
-        with user_call("feed", t + 1):
-            state = lr.feed(state, a, losses[t] if full else losses[t][a], rng)
-    u[:, rounds] = _read_state(model, state, runs, rounds)
-    return u, acts
+
+    tr = simulate(alg, losses, runs, rng, advice=advice, rounds=rounds, watch=watch)
+    return u, tr.actions.astype(np.int64)
 
 
 def _state_action_pits(model, u, acts, rng) -> tuple[np.ndarray, int]:
@@ -683,7 +677,8 @@ def _state_model_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
                     work=WORK / 4)
     pvals, worst_gap = [], 0.0
     for k, (losses, side) in enumerate(pairs):
-        u, acts = _state_pilot(alg, model, losses, runs, rounds, _rng(seed, index, 80 + k))
+        u, acts = _state_pilot(alg, model, losses, runs, rounds, _rng(seed, index, 80 + k),
+                               sc.advice)
         rng_pit = _rng(seed, index, 90 + k)
         pits, z = _state_action_pits(model, u, acts, rng_pit)
         zero += z

@@ -250,8 +250,12 @@ def pair_worst_case(alg, losses_a, losses_b, rounds: int, delta: float,
                           "and the model gives no bound on their shift (shift_bound), so the "
                           "worst case over all histories is not computed")
         with user_call("transcript.shift_bound"):
-            shift = np.asarray(model.shift_bound(losses_a, losses_b, rounds, advice), dtype=float)
-        shift = shift[np.isfinite(shift)].ravel()
+            shift = np.asarray(model.shift_bound(losses_a, losses_b, rounds, advice),
+                               dtype=float).ravel()
+        if not np.all(np.isfinite(shift)):
+            # Dropping them would understate the ceiling: no bound is given.
+            return None, ("shift_bound gives a non-finite shift for some release, so the worst "
+                          "case over all histories is not bounded")
         moved = int(np.count_nonzero(shift))
         if law.kind == "laplace":
             return PairWorstCase(float(shift.sum() / law.scale), 0.0, str(law),

@@ -185,14 +185,22 @@ class _Chain:
     def step(self, mass: np.ndarray, shift: float) -> tuple[np.ndarray, float]:
         """The next round's mass, and this round's relative error bound."""
         M, q, far, err = self.kernel(shift)
-        n = self.grid.n
-        full = np.convolve(mass, q)
-        new = full[M:M + n].copy()
-        new[0] += full[:M].sum()
-        new[-1] += full[M + n:].sum()
+        new = _move(mass, q, M)
         if far > 0.0:
             new[-1 if self.up else 0] += far * mass.sum()
         return new, err
+
+
+def _move(mass: np.ndarray, q: np.ndarray, M: int) -> np.ndarray:
+    """Every grid point's mass moved by each offset −M … M with the
+    probabilities ``q``; mass moved past either end of the grid is folded
+    onto that end (the clip)."""
+    n = mass.size
+    full = np.convolve(mass, q)
+    new = full[M:M + n].copy()
+    new[0] += full[:M].sum()
+    new[-1] += full[M + n:].sum()
+    return new
 
 
 def _shifts(model: ScalarStateModel, losses: np.ndarray, rounds: int) -> list[float]:
@@ -321,11 +329,7 @@ def estimate_runs(model: ScalarStateModel, losses: np.ndarray, rounds: int, star
             q[-1] += noise.sf(((M + 0.5) * d - s) / step)
             kernels[s] = (M, q)
         M, q = kernels[s]
-        full = np.convolve(mass, q)
-        n = grid.n
-        mass = full[M:M + n].copy()
-        mass[0] += full[:M].sum()
-        mass[-1] += full[M + n:].sum()
+        mass = _move(mass, q, M)
     return np.array(out)
 
 

@@ -10,7 +10,7 @@ May import: numpy and ``algorithms``.  Nothing else in ``audit``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -37,11 +37,16 @@ class Trace:
 
 def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Generator,
              advice: Optional[np.ndarray] = None, rounds: Optional[int] = None,
-             learner=None, record_transcript: bool = False, point_rounds=()) -> Trace:
+             learner=None, record_transcript: bool = False, point_rounds=(),
+             watch: Optional[Callable[[int, object], None]] = None) -> Trace:
     """Run ``runs`` independent copies for the first ``rounds`` rounds (all of
     ``losses`` by default).  Simulating a prefix is exact for events on that
     prefix: the first m actions do not depend on what comes after.
-    ``point_rounds`` (0-based) are the rounds whose points x_t are recorded."""
+    ``point_rounds`` (0-based) are the rounds whose points x_t are recorded.
+    ``watch(t, state)``, when given, sees the state the learner holds before
+    its ``act`` at round t (0-based, t = 0 … T − 1) and, with t = T, after
+    its last ``feed``: how the auditor's pilots read a learner's internal
+    state without stepping it themselves."""
     learner = learner or alg.learner
     if alg.check_losses is not None:
         losses = alg.check_losses(losses)
@@ -75,6 +80,9 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     try:
         state = learner.init(runs, rng)
         for t in range(T):
+            if watch is not None:
+                fn = "watch"
+                watch(t, state)
             fn = "act"
             res = learner.act(state, None if advice is None else advice[t], rng)
             fn = "act:result"
@@ -106,6 +114,9 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
                 fn = "transcript.released:result"
                 if not np.all(np.isnan(r)):
                     releases.append(r)
+        if watch is not None:
+            fn = "watch"        # an error here is reported at round T
+            watch(T, state)
     except (UserCodeError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - see above: the learner's error
