@@ -34,6 +34,14 @@ whose output is a point rather than an arm use two more fields:
   ``act``).  Events can threshold its coordinates.
 * ``incurred(state, row) -> (runs,)``: the loss suffered this round when it is
   not ``row[action]`` (a point's loss, or ``<l_t, x_t>`` for a distribution).
+
+A mechanism over a stream of query answers (the DP testers' benchmark
+mechanisms, continual counters) answers round t *after* reading round t's
+row, the other way round from a learner.  It declares ``feedback="stream"``:
+each round ``feed(state, None, row, rng)`` comes first (the whole row, no
+actions), then ``act`` releases that round's output — a discrete answer as
+the action (e.g. 0 = below, 1 = above, 2 = aborted for the sparse vector)
+and, through ``point``, any numeric answer.
 """
 from __future__ import annotations
 
@@ -258,7 +266,7 @@ class Learner(NamedTuple):
     # -> P_t (T, K).  Vectorising over runs does not help a single history; a
     # scalar loop is ~50x faster there (Figure 1 replays 10^6 rounds).
     replay: Optional[Callable[[np.ndarray, np.ndarray], np.ndarray]] = None
-    feedback: str = "bandit"      # "bandit" | "full" (see module docstring)
+    feedback: str = "bandit"      # "bandit" | "full" | "stream" (see module docstring)
     point: Optional[Callable[[State], np.ndarray]] = None
     incurred: Optional[Callable[[State, np.ndarray], np.ndarray]] = None
     # State fields kept once for all runs on purpose (no runs axis) although
@@ -268,6 +276,16 @@ class Learner(NamedTuple):
     # correctly; the declaration checks refuse an undeclared one, and any
     # shared field that depends on a run's own randomness.
     shared: tuple = ()
+
+    @property
+    def full_rows(self) -> bool:
+        """``feed`` receives whole rows (full information or a stream)."""
+        return self.feedback in ("full", "stream")
+
+    @property
+    def reads_first(self) -> bool:
+        """Each round's ``feed`` comes before its ``act`` (a stream mechanism)."""
+        return self.feedback == "stream"
 
 
 @dataclass(frozen=True)
@@ -281,7 +299,12 @@ class Claim:
     ``output`` says in words what that output is ("the experts chosen
     J_1..J_T (Definition 2.1)"; None: the actions).  ``relation`` is the
     neighbouring relation: ``one-round`` (the sequences differ in one
-    round's row).  ``per_round_epsilon`` is set when the claim is a
+    round's row; with ``max_change`` Δ, each of that row's values by at
+    most Δ — a histogram's neighbours differ by one count in one bin) or
+    ``bounded-all`` (every round's values may change, each by at most
+    ``max_change`` Δ, which it requires: the relation of the DP testers'
+    benchmark, where every query answer has sensitivity 1; with one round
+    the two coincide).  ``per_round_epsilon`` is set when the claim is a
     composition of per-round guarantees (the EXP3 claim), so white-box
     audits can check each round.  Fields are checked on construction (ε ≥ 0
     finite, 0 ≤ δ < 1, a known scope and relation); a ``ValueError`` names
@@ -295,9 +318,10 @@ class Claim:
     per_round_epsilon: Optional[float] = None
     output: Optional[str] = None
     relation: str = "one-round"
+    max_change: Optional[float] = None
 
     SCOPES = ("actions", "transcript", "per-round")
-    RELATIONS = ("one-round",)
+    RELATIONS = ("one-round", "bounded-all")
 
     def __post_init__(self):
         def number(name, value):
@@ -323,6 +347,14 @@ class Claim:
         if self.relation not in self.RELATIONS:
             raise ValueError(f"Claim.relation must be one of {', '.join(self.RELATIONS)}, "
                              f"got {self.relation!r}")
+        if self.max_change is not None:
+            dm = number("max_change", self.max_change)
+            if not (dm > 0 and np.isfinite(dm)):
+                raise ValueError(f"Claim.max_change must be None or a finite number > 0, got "
+                                 f"{self.max_change!r}")
+        elif self.relation == "bounded-all":
+            raise ValueError("Claim.max_change must be set for relation 'bounded-all' (the most "
+                             "each value may change between neighbours)")
         if self.output is not None and not isinstance(self.output, str):
             raise ValueError(f"Claim.output must be None or words naming the output, got "
                              f"{self.output!r}")
@@ -338,7 +370,7 @@ class Claim:
         eps = k * self.epsilon
         delta = min(1.0, k * np.exp((k - 1) * self.epsilon) * self.delta) if self.delta else 0.0
         source = f"{self.source}; scaled by group privacy for {k} changed rounds"
-        kept = {"output": self.output, "relation": self.relation}
+        kept = {"output": self.output, "relation": self.relation, "max_change": self.max_change}
         if delta >= 1.0:
             return _VacuousClaim(eps, 1.0, self.scope, source, **kept)
         return Claim(eps, float(delta), self.scope, source, **kept)
@@ -359,7 +391,8 @@ class Claim:
                      base.scope if base else "actions", source,
                      (base.per_round_epsilon if base else None) if per_round_epsilon is None
                      else per_round_epsilon,
-                     base.output if base else None, base.relation if base else "one-round")
+                     base.output if base else None, base.relation if base else "one-round",
+                     base.max_change if base else None)
 
     @property
     def about(self) -> str:
@@ -367,11 +400,48 @@ class Claim:
         what = self.output or {"actions": "the actions", "transcript": "the actions and the "
                                "released noisy values", "per-round": "each round's action"
                                }[self.scope]
-        return f"{what}; neighbours: {self.relation}"
+        return f"{what}; neighbours: {self.relation_words}"
+
+    @property
+    def relation_words(self) -> str:
+        """The neighbouring relation with its bound Δ, e.g. ``bounded-all, Δ = 1``."""
+        return self.relation + ("" if self.max_change is None else f", Δ = {self.max_change:g}")
+
+    def not_neighbours(self, a: np.ndarray, b: np.ndarray, group_size: int = 1) -> Optional[str]:
+        """Why two loss sequences are not neighbours under this claim's
+        relation (None when they are).  ``one-round``: they differ at exactly
+        ``group_size`` rounds (a group of changed rounds, the claim then
+        scaled by group privacy), each value by at most Δ if set;
+        ``bounded-all``: they differ somewhere, every value by at most Δ
+        (no group scaling)."""
+        if a.shape != b.shape:
+            return "the two loss sequences have different shapes"
+        diff = np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+        rows = np.flatnonzero(np.any(diff > 0, axis=1))
+        if self.relation == "bounded-all":
+            if group_size != 1:
+                return (f"relation bounded-all has no groups of changed rounds (the attack "
+                        f"declares {group_size})")
+            if rows.size == 0:
+                return "the two loss sequences are identical"
+        elif rows.size != group_size:
+            return (f"loss sequences differ at {rows.size} rounds, but the attack declares a "
+                    f"group of {group_size}" if group_size != 1 else
+                    f"loss sequences differ at {rows.size} rounds; relation one-round allows "
+                    f"exactly one")
+        if self.max_change is not None:
+            worst = float(diff.max()) if diff.size else 0.0
+            if worst > self.max_change * (1 + 1e-12):
+                t = int(np.argwhere(diff == diff.max())[0][0])
+                return (f"a value changes by {worst:g} at round {t + 1}; relation "
+                        f"{self.relation_words} allows at most {self.max_change:g}")
+        return None
 
     def as_dict(self) -> dict:
         d = {"epsilon": self.epsilon, "delta": self.delta, "scope": self.scope,
              "source": self.source, "output": self.output, "relation": self.relation}
+        if self.max_change is not None:
+            d["max_change"] = self.max_change
         if self.per_round_epsilon is not None:
             d["per_round_epsilon"] = self.per_round_epsilon
         return d

@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-from algorithms.core import Algorithm
+from algorithms.core import Algorithm, Claim
 from .instances import in_range
 
 
@@ -42,15 +42,16 @@ class Scenario:
     def differing_rounds(self) -> np.ndarray:
         return np.flatnonzero(np.any(self.losses_a != self.losses_b, axis=1))
 
-    def check(self) -> None:
-        """The engine refuses a pair that is not neighbouring (or a group of
-        exactly ``group_size`` changed rounds)."""
-        if self.losses_a.shape != self.losses_b.shape:
-            raise ValueError(f"attack {self.label}: the two loss sequences have different shapes")
-        k = len(self.differing_rounds())
-        if k != self.group_size:
-            raise ValueError(f"attack {self.label}: loss sequences differ at {k} rounds, "
-                             f"but the attack declares a group of {self.group_size}")
+    def check(self, claim=None) -> None:
+        """The engine refuses a pair that is not neighbouring under the
+        relation of ``claim`` (default: the algorithm's own claim; without
+        one, pairs must differ at exactly ``group_size`` rounds)."""
+        claim = claim if claim is not None else self.algorithm.claim
+        if claim is None:
+            claim = Claim(0.0, 0.0, "actions", "no claim")
+        why = claim.not_neighbours(self.losses_a, self.losses_b, self.group_size)
+        if why is not None:
+            raise ValueError(f"attack {self.label}: not a neighbouring pair: {why}")
 
     def describe_pair(self) -> str:
         rows = self.differing_rounds()

@@ -56,6 +56,11 @@ The finalists are audited black-box: each runs a copy of the algorithm
 without its white-box declarations, which only the engine's white-box modes
 read (white-box evidence on every finalist would double an audit's cost;
 the family attacks' pairs get it).
+
+Mechanisms over a stream of answers (``feedback="stream"``, whose claims may
+use the ``bounded-all`` relation) are searched by ``attacks.testers``'
+``stream_search`` instead (sign vectors over every answer, not one round):
+the registered ``search`` is ``attacks.testers.Search``, which dispatches.
 """
 from __future__ import annotations
 
@@ -476,9 +481,10 @@ def pick(ranked: list[Ranked], k: int) -> list[Ranked]:
 def black_box_only(alg: Algorithm) -> Algorithm:
     """The same algorithm without its white-box declarations (the actions,
     points and losses it produces are unchanged): no probabilities,
-    transcript or replay, and no scalar state model."""
+    transcript or replay, no scalar state model and no sparse vector."""
     learner = alg.learner._replace(probs=None, commit=None, transcript=None, replay=None)
-    extra = {k: v for k, v in (alg.extra or {}).items() if k != "state_model"}
+    extra = {k: v for k, v in (alg.extra or {}).items()
+             if k not in ("state_model", "sparse_vector")}
     return dataclasses.replace(alg, learner=learner, extra=extra)
 
 

@@ -83,16 +83,16 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     rows = _rows(capsys.readouterr().out, "algorithm")
     header = rows[0]
     starts = [m.start() for m in re.finditer(r"(?<=  )\S", header)][1:]
-    assert len(starts) == 5
+    assert len(starts) == 6
     for row in rows[1:]:
         for s in starts:
             assert row[s - 2:s] == "  " and row[s] != " ", (row, s)
     by_name = {row.split()[0]: row for row in rows[1:]}
     assert long in by_name
     cols = lambda name: [by_name[name][s:].split("  ")[0] for s in starts]   # noqa: E731
-    assert cols("exp3")[2:4] == ["g1, search", "per-round, search, pld"]
-    assert cols("private-exp3")[2:4] == ["canary, first-round, batch-edge, search", "pld"]
-    assert cols("tbe-lazy")[3] == "-"
+    assert cols("exp3")[2:5] == ["one-round", "g1, search", "per-round, search, pld"]
+    assert cols("private-exp3")[3:5] == ["canary, first-round, batch-edge, search", "pld"]
+    assert cols("tbe-lazy")[4] == "-"
 
 
 def test_list_attacks_says_what_each_needs_and_where_it_applies(capsys):
@@ -104,7 +104,11 @@ def test_list_attacks_says_what_each_needs_and_where_it_applies(capsys):
     applies = canary.split("applies to: ")[1].split(", ")
     assert "private-exp3" in applies and "exp3" not in applies
     assert "needs: K = 2 arms" in " ".join(blocks["g1"].split())
-    assert "applies to every registered algorithm" in blocks["first-round"]
+    first = " ".join(blocks["first-round"].split())
+    assert "needs: builds pairs for learners" in first and "svt1" not in first
+    assert "exp3" in first and "pfb-gaussian" in first
+    assert "applies to every registered algorithm" not in " ".join(blocks["patterns"].split())
+    assert "svt1" in " ".join(blocks["patterns"].split())
 
 
 def test_an_attack_that_does_not_apply_is_refused_before_any_simulation(capsys, monkeypatch):

@@ -361,7 +361,13 @@ def human_size(n: int) -> str:
 def check_attack_applies(attack, alg) -> None:
     """Raise ``ValueError`` if ``attack`` does not apply to ``alg``, without
     running its pilot where it has a cheap check (``applies``: the
-    neighbour search simulates for seconds to build its pairs)."""
+    neighbour search simulates for seconds to build its pairs).  A
+    mechanism over a stream of answers takes only the attacks built for
+    it (``patterns``, ``search``)."""
+    from audit.engine.scenarios import STREAM_ATTACKS
+    if alg.learner.reads_first and attack.name not in STREAM_ATTACKS:
+        raise ValueError(f"attack {attack.name} builds pairs for learners; {alg.name} is a "
+                         f"mechanism over a stream of answers (patterns, search)")
     cheap = getattr(attack, "applies", None)
     if cheap is not None:
         cheap(alg)

@@ -21,7 +21,12 @@ def white_box_modes(alg) -> list[str]:
     for name in alg.default_attacks:
         attack = _attacks().get(name)
         try:
-            scenarios = attack.scenarios(alg) if attack is not None else []
+            if attack is None:
+                scenarios = []
+            elif name == "patterns":    # its pairs without the events' pilots
+                scenarios = attack.scenarios(alg, events=False)
+            else:
+                scenarios = attack.scenarios(alg)
         except ValueError:
             continue
         for sc in scenarios:
@@ -72,7 +77,8 @@ def cmd_list(args) -> int:
             print(wrap.fill(f"needs: {need}"))
             print(wrap.fill(f"applies to: {', '.join(applies) if applies else 'none registered'}"))
         return EXIT_OK
-    rows = [("algorithm", "claim", "claim scope", "default attacks", "white-box modes", "summary")]
+    rows = [("algorithm", "claim", "claim scope", "neighbours", "default attacks",
+             "white-box modes", "summary")]
     sources, warnings = [], []
     for name, entry in REGISTRY.items():
         alg = algorithms[name]
@@ -81,7 +87,7 @@ def cmd_list(args) -> int:
         if c.per_round_epsilon is not None:
             eps += f" (ε_t = {c.per_round_epsilon:g} per round)"
         modes = white_box_modes(alg) if scope_of(alg) is not None else []
-        rows.append((name, eps, c.scope, ", ".join(attack_names(alg, None)) or "-",
+        rows.append((name, eps, c.scope, c.relation_words, ", ".join(attack_names(alg, None)) or "-",
                      ", ".join(modes) or "-", entry.summary))
         sources.append(c.source)
         warnings.append(data_independence_warning(alg))

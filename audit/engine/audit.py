@@ -76,7 +76,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
     scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted)
-    check_scenarios(scenarios)
+    check_scenarios(scenarios, claim)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.
@@ -133,7 +133,7 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     ``claim`` scaled for its group: the results, with all bounds holding
     together with probability ≥ ``confidence``.  Streams are those of
     ``audit_algorithm`` with the same scenarios in the same order."""
-    check_scenarios(scenarios)
+    check_scenarios(scenarios, claim)
     evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
                 for i, sc in enumerate(scenarios)]
     return collect(evidence, trials, confidence,

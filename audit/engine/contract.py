@@ -80,7 +80,10 @@ def check_interface(alg, losses, advice=None, runs: int = RUNS, rounds: int = RO
     losses = np.asarray(losses, dtype=float)
     n_rounds = min(rounds, losses.shape[0])
     K = learner.n_arms
-    full = learner.feedback == "full"
+    full, first = learner.full_rows, learner.reads_first
+    if learner.feedback not in ("bandit", "full", "stream"):
+        raise UserCodeError("Learner", None, f"feedback must be 'bandit', 'full' or 'stream', "
+                            f"got {learner.feedback!r}")
     rng = np.random.default_rng(seed)
     with user_call("init"):
         state = learner.init(runs, rng)
@@ -88,6 +91,10 @@ def check_interface(alg, losses, advice=None, runs: int = RUNS, rounds: int = RO
     for t in range(n_rounds):
         r = t + 1
         adv = None if advice is None else advice[t]
+        if first:
+            with user_call("feed", r):
+                state = learner.feed(state, None, losses[t], rng)
+            _state("feed", r, state)
         if learner.probs is not None:
             with user_call("probs", r):
                 p = learner.probs(state, adv)
@@ -117,6 +124,8 @@ def check_interface(alg, losses, advice=None, runs: int = RUNS, rounds: int = RO
             with user_call("incurred", r):
                 v = learner.incurred(state, losses[t])
             _finite_array("incurred", r, v, f"({runs},)", lambda s: s == (runs,))
+        if first:
+            continue
         fed = losses[t] if full else losses[t][a]
         with user_call("feed", r):
             state = learner.feed(state, a if actions.dtype.kind == "b" else actions, fed, rng)

@@ -112,7 +112,7 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
     lp = np.empty((2, rows, T))
     acts = np.empty((rows, T), dtype=np.int64)
     probs = np.empty((2, T, rows, lr.n_arms)) if keep_probs else None
-    full = lr.feedback == "full"
+    full = lr.full_rows
     for t in range(T):
         adv = None if advice is None else advice[t]
         logs = [_log_probs(lr, st, adv, t, rows) for st in states]

@@ -93,8 +93,9 @@ def regret_curve(alg: Algorithm, runs: int = 200, instance: str = "gap", seed: i
     """Mean regret against the best fixed arm (expert) of each prefix, with a
     Student-t band over runs, at up to ``points`` horizons t ≤ T; and the
     paper's regret bound at the same horizons where the algorithm states one.
-    None for algorithms whose loss rows are not loss tables."""
-    if alg.check_losses is not None:
+    None for algorithms whose loss rows are not loss tables, and for
+    mechanisms over a stream of answers (they incur no loss)."""
+    if alg.check_losses is not None or alg.learner.reads_first:
         return None
     inst = make_instance(instance, alg.horizon, alg.n_arms, alg.n_experts, alg.loss_range)
     tr = simulate(alg, inst.losses, runs, np.random.default_rng(seed), advice=inst.advice)

@@ -19,6 +19,8 @@ from attacks import ATTACKS
 from audit.engine.contract import check_interface
 
 SEARCH = "search"
+# The attacks that build pairs for mechanisms over a stream of answers.
+STREAM_ATTACKS = ("patterns", SEARCH)
 
 
 def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
@@ -44,6 +46,9 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
     for name in names:
         if name not in ATTACKS:
             raise ValueError(f"unknown attack {name!r}; choose from: {', '.join(ATTACKS)}")
+        if alg.learner.reads_first and name not in STREAM_ATTACKS:
+            raise ValueError(f"attack {name} builds pairs for learners; {alg.name} is a mechanism "
+                             f"over a stream of answers: choose from {', '.join(STREAM_ATTACKS)}")
     built = {name: ATTACKS[name].scenarios(alg) for name in names if name != SEARCH}
     if SEARCH in names:
         others = [sc for found in built.values() for sc in found]
@@ -72,11 +77,12 @@ def _search(alg: Algorithm, checked: bool):
     return search.scenarios(alg)
 
 
-def check_scenarios(scenarios) -> None:
-    """Each scenario's own checks, then the interface contract once per
-    algorithm run (a conversion around the canary is another algorithm)."""
+def check_scenarios(scenarios, claim=None) -> None:
+    """Each scenario's pair against the relation of ``claim`` (default: the
+    algorithm's own), then the interface contract once per algorithm run (a
+    conversion around the canary is another algorithm)."""
     for sc in scenarios:
-        sc.check()
+        sc.check(claim)
     seen = set()
     for sc in scenarios:
         if id(sc.algorithm) not in seen:

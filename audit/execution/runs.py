@@ -56,7 +56,7 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     if point_rounds and learner.point is None:
         raise ValueError(f"{alg.name} plays arms, not points: events on x_t do not apply")
     points = {}
-    full = learner.feedback == "full"
+    full, first = learner.full_rows, learner.reads_first
     if alg.needs_advice:
         if advice is None:
             raise ValueError(f"{alg.name} needs expert advice of shape (T, N={alg.n_experts}, K)")
@@ -83,6 +83,9 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
             if watch is not None:
                 fn = "watch"
                 watch(t, state)
+            if first:       # a stream mechanism reads its row, then answers
+                fn = "feed"
+                state = learner.feed(state, None, losses[t], rng)
             fn = "act"
             res = learner.act(state, None if advice is None else advice[t], rng)
             fn = "act:result"
@@ -90,7 +93,8 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
             if a.dtype.kind == "b":  # bool arm indices (K = 2) index arms, not runs
                 a = a.astype(np.intp)
             out[t] = a
-            obs = losses[t][a]
+            # A stream mechanism's codes are answers, not arms: nothing incurred.
+            obs = 0.0 if first else losses[t][a]
             if t in point_rounds:
                 fn = "point"
                 x = learner.point(state)
@@ -106,8 +110,9 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
             if aux_of is not None:
                 fn = "transcript.aux"
                 aux.append(aux_of(state))
-            fn = "feed"
-            state = learner.feed(state, a, losses[t] if full else obs, rng)
+            if not first:
+                fn = "feed"
+                state = learner.feed(state, a, losses[t] if full else obs, rng)
             if released_of is not None:
                 fn = "transcript.released"
                 r = released_of(state)

@@ -1,8 +1,9 @@
 """Every kind of evidence an audit can gather, behind one interface
 (``base``): black-box event tests (``event_test``) and the white-box kinds,
 per-round curves (``per_round``), worst-output search (``search``),
-privacy-loss distributions (``pld``) and certified event probabilities of a
-declared scalar state model (``recursion``), whose results share
+privacy-loss distributions (``pld``), certified event probabilities of a
+declared scalar state model (``recursion``) and exact output probabilities
+of a declared sparse vector (``integral``), whose results share
 ``whitebox``.
 
 ``KINDS`` maps each ``--mode`` name to its class; ``applicable_modes`` says
@@ -11,6 +12,7 @@ which white-box kinds a scenario supports.
 from audit.engine.evidence.base import Evidence, EvidenceResult, alpha_per_share, collect
 from audit.engine.evidence.event_test import EventTestEvidence, EventTestResult
 from audit.engine.evidence.per_round import PerRoundEvidence
+from audit.engine.evidence.integral import IntegralEvidence
 from audit.engine.evidence.recursion import RecursionEvidence
 from audit.engine.evidence.pld import LossDistributionEvidence
 from audit.engine.evidence.search import SearchEvidence
@@ -18,11 +20,12 @@ from audit.engine.evidence.whitebox import WHITE_MODES, WhiteBoxResult, applicab
 
 KINDS = {"black-box": EventTestEvidence, "per-round": PerRoundEvidence,
          "search": SearchEvidence, "pld": LossDistributionEvidence,
-         "recursion": RecursionEvidence}
+         "recursion": RecursionEvidence, "integral": IntegralEvidence}
 MODES = tuple(KINDS)
 assert MODES[1:] == WHITE_MODES
 
 __all__ = ["Evidence", "EvidenceResult", "EventTestEvidence", "EventTestResult",
+           "IntegralEvidence",
            "KINDS", "LossDistributionEvidence", "MODES", "PerRoundEvidence", "RecursionEvidence",
            "SearchEvidence",
            "WHITE_MODES", "WhiteBoxResult", "alpha_per_share", "applicable_modes", "collect"]

@@ -169,6 +169,16 @@ class LossDistributionEvidence(Evidence):
         if scope == "transcript":
             worst, why = pair_worst_case(alg, sc.losses_a, sc.losses_b, sc.rounds, claim.delta,
                                          sc.advice)
+            if (worst is not None and not intermediate and not worst.upper_bound
+                    and claim.delta == 0 and worst.delta == 0 and worst.epsilon > eps_lb):
+                # A history-free product of Laplace or finite releases: the
+                # pair's exact sup of L is attained on a set of positive
+                # probability (every release beyond both of its means, or
+                # one output), so it is the pair's exact ε, not only a ceiling.
+                eps_lb, exact = worst.epsilon, True
+                notes.append(f"the pair's exact ε over all its outputs, {worst.epsilon:.6g} "
+                             f"({worst.how}), is attained on outputs of positive probability: "
+                             f"an exact lower bound on the released values' ε")
             if worst is not None:
                 notes.append(f"{worst.line()} for the outputs of the first {sc.rounds} "
                              f"rounds, which the audit observes ({worst.how}): no audit of "

@@ -17,7 +17,7 @@ from audit.engine.evidence.base import EvidenceResult
 from audit.engine.privacy_loss import scope_of
 from audit.engine.recursion import state_model_of
 
-WHITE_MODES = ("per-round", "search", "pld", "recursion")
+WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral")
 # Exact losses are sums of floating-point terms; a loss that equals the claim
 # in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
 # a violation because of rounding.
@@ -144,7 +144,9 @@ def applicable_modes(scenario) -> list[str]:
     does not bound the actions' ε from below: ``pld`` reports it as the
     proof's intermediate object, never a verdict); and recursion where the
     algorithm declares a scalar state model and its claim is about the
-    actions or the transcript (an action event is a transcript event).  The
+    actions or the transcript (an action event is a transcript event); and
+    integral where it declares a sparse vector and its claim is about its
+    output (the codes and numbers it releases).  The
     neighbour search's pairs run an algorithm stripped of its declarations
     (``attacks.search.black_box_only``), so none applies to them."""
     alg = scenario.algorithm
@@ -159,4 +161,6 @@ def applicable_modes(scenario) -> list[str]:
         modes = ["pld"]
     if state_model_of(alg) is not None and claim_scope in (None, "actions", "transcript"):
         modes.append("recursion")
+    if (alg.extra or {}).get("sparse_vector") is not None and claim_scope in (None, "actions"):
+        modes.append("integral")
     return modes

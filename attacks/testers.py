@@ -1,0 +1,388 @@
+"""Neighbouring pairs and events for mechanisms over a stream of query
+answers (the DP testers' benchmark suite: ``algorithms.testers``).
+
+* ``patterns``: the standard input pairs of the testers' suite (StatDP's
+  patterns, as DP-Sniper uses them), on the answers flattened round by
+  round, every answer at 1 on ℓ and moved by Δ (the claim's bound) on ℓ′:
+  one above, one below, and for the ``bounded-all`` relation also one
+  above and the rest below, one below and the rest above, half up and
+  half down, all above, all below, and the crossed pair (the first half at
+  1 and the rest at 0 on ℓ, the other way round on ℓ′).  Values are clipped
+  to the input domain, as the suite does; a pair that clipping makes
+  identical, or that the relation does not allow (under ``one-round`` only
+  the single-entry patterns), is left out.  Both directions of every pair
+  are tested by the engine, so the swapped pairs need no scenario of their own.
+* ``stream_search``: the neighbour search for the ``bounded-all`` relation
+  (``attacks.search`` changes one round): sign vectors d ∈ {−Δ, 0, Δ}^n on
+  base points of the domain, the patterns' own and random ones, ranked on
+  pilot runs of their own streams by successive halving, the best audited
+  black-box with a learned witness.
+* the event family of a stream pair (``stream_events``): each round's answer
+  code, pairs of rounds, whole code sequences frequent in a pilot, and
+  thresholds on each round's numeric answers and on their sum, the
+  thresholds and sequences fixed from pilot runs on streams no audit run
+  uses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from algorithms.core import Algorithm
+from .base import Attack, Scenario
+from .search import NeighbourSearch, black_box_only, pilot_rng, pilot_score
+from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
+                     joint_pairs, quantile_thresholds)
+
+# Pilot streams of the stream events: SeedSequence([EVENTS_STREAM, key, side]);
+# three words like the search's pilot, a different first word.
+EVENTS_STREAM = 0x57EA
+PILOT_RUNS = 4000
+MAX_SEQUENCES = 48
+MAX_COORDS = 5
+
+
+def relation_of(alg: Algorithm) -> tuple[str, float]:
+    """(relation, Δ) of the algorithm's claim: Δ is the claim's bound, else
+    the width of the loss range (one-round: anywhere in the class)."""
+    claim = alg.claim
+    relation = claim.relation if claim is not None else "one-round"
+    lo, hi = alg.loss_range
+    step = claim.max_change if claim is not None and claim.max_change is not None else hi - lo
+    return relation, float(step)
+
+
+PATTERNS = ("one-above", "one-below", "one-above-rest-below", "one-below-rest-above",
+            "half-half", "all-above", "all-below", "crossed")
+SINGLE_ENTRY = PATTERNS[:2]
+
+
+def pattern_pair(name: str, n: int, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """The suite's pattern ``name`` on n answers: (ℓ, ℓ′) before clipping
+    (the base value is 1, each moved answer moves by ``step``)."""
+    a = np.ones(n)
+    b = np.ones(n)
+    h = n // 2
+    if name == "one-above":
+        b[0] = 1 - step
+    elif name == "one-below":
+        b[0] = 1 + step
+    elif name == "one-above-rest-below":
+        b[:] = 1 - step
+        b[0] = 1 + step
+    elif name == "one-below-rest-above":
+        b[:] = 1 + step
+        b[0] = 1 - step
+    elif name == "half-half":
+        b[:h], b[h:] = 1 + step, 1 - step
+    elif name == "all-above":
+        b[:] = 1 + step
+    elif name == "all-below":
+        b[:] = 1 - step
+    elif name == "crossed":
+        a[:h], a[h:] = 1, 1 - step
+        b[:h], b[h:] = 1 - step, 1
+    else:
+        raise ValueError(f"unknown pattern {name!r}; choose from: {', '.join(PATTERNS)}")
+    return a, b
+
+
+def stream_shape(alg: Algorithm) -> tuple[int, int]:
+    return alg.horizon, alg.n_arms
+
+
+def pattern_pairs(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(name, ℓ, ℓ′) for every pattern the claim's relation allows, on the
+    (T, K) answers of ``alg``, clipped to its input domain; duplicates and
+    pairs that clipping made identical are dropped."""
+    relation, step = relation_of(alg)
+    T, K = stream_shape(alg)
+    lo, hi = alg.loss_range
+    names = PATTERNS if relation == "bounded-all" else SINGLE_ENTRY
+    out, seen = [], set()
+    for name in names:
+        a, b = pattern_pair(name, T * K, step)
+        a = np.clip(a, lo, hi).reshape(T, K)
+        b = np.clip(b, lo, hi).reshape(T, K)
+        key = (a.tobytes(), b.tobytes())
+        if np.array_equal(a, b) or key in seen or (b.tobytes(), a.tobytes()) in seen:
+            continue
+        if alg.claim is not None and alg.claim.not_neighbours(a, b) is not None:
+            continue
+        seen.add(key)
+        out.append((name, a, b))
+    return out
+
+
+# ----------------------------------------------------------------- events
+@dataclass(frozen=True)
+class SequenceIs:
+    """{(I_1, …, I_n) = s} for each listed whole code sequence s (chosen
+    from a pilot, so fixed before the audit's runs)."""
+
+    sequences: tuple        # tuples of codes, one per round
+    n_codes: int
+    point_rounds = ()
+
+    @property
+    def labels(self) -> list[str]:
+        return ["I = (" + ",".join(str(c) for c in s) + ")" for s in self.sequences]
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        keys = _encode(actions, self.n_codes)
+        wanted = _encode(np.asarray(self.sequences, dtype=np.int64), self.n_codes)
+        return (keys[:, None] == wanted[None, :]).sum(axis=0)
+
+
+def _encode(codes: np.ndarray, base: int) -> np.ndarray:
+    codes = np.asarray(codes, dtype=np.int64)
+    weights = base ** np.arange(codes.shape[1], dtype=np.int64)[::-1]
+    return codes @ weights
+
+
+@dataclass(frozen=True)
+class PointSumAbove:
+    """{Σ_i x_t[i] > c} for each listed round t and threshold c: the sum of a
+    round's numeric answers (the sufficient statistic of parallel Laplace
+    releases of one value)."""
+
+    rounds: tuple
+    thresholds: tuple       # one tuple per round
+    symbol = ">"
+
+    @staticmethod
+    def test(x, c):
+        return x > c
+
+    @property
+    def point_rounds(self) -> tuple:
+        return tuple(self.rounds)
+
+    @property
+    def labels(self) -> list[str]:
+        return [f"sum x_{t + 1} {self.symbol} {c:.4g}" for t, cs in zip(self.rounds, self.thresholds)
+                for c in cs]
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = []
+        for t, cs in zip(self.rounds, self.thresholds):
+            s = points[t].sum(axis=1)
+            out.append(self.test(s[:, None], np.asarray(cs)[None, :]).sum(axis=0))
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class PointSumBelow(PointSumAbove):
+    symbol = "<="
+
+    @staticmethod
+    def test(x, c):
+        return x <= c
+
+
+def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int):
+    from audit.execution.runs import simulate
+    T = alg.horizon
+    point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
+    out = []
+    for side, losses in enumerate((a, b)):
+        rng = np.random.default_rng(np.random.SeedSequence([EVENTS_STREAM, key, side]))
+        out.append(simulate(alg, losses, PILOT_RUNS, rng, point_rounds=point_rounds))
+    return out
+
+
+def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int) -> Union:
+    """The event family of a stream pair, fixed from a pilot on streams
+    ``SeedSequence([0x57EA, key, side])`` that no audit run uses."""
+    T = alg.horizon
+    K = alg.learner.n_arms
+    traces = _pilot(alg, a, b, key)
+    parts = []
+    if K > 1:
+        rounds = tuple(range(T))
+        parts.append(ActionAt(rounds, K))
+        pairs = joint_pairs(rounds, K)
+        if pairs:
+            parts.append(JointActionAt(pairs, K))
+        seqs = np.concatenate([tr.actions for tr in traces]).astype(np.int64)
+        uniq, counts = np.unique(seqs, axis=0, return_counts=True)
+        top = uniq[np.argsort(-counts, kind="stable")[:MAX_SEQUENCES]]
+        parts.append(SequenceIs(tuple(tuple(int(c) for c in s) for s in top), K))
+    if alg.learner.point is not None:
+        pts = [tr.points for tr in traces]
+        d = pts[0][0].shape[1]
+        coords = tuple(range(d)) if d <= MAX_COORDS else (0, d - 1)
+        above, below, sums_up, sums_low = [], [], [], []
+        for t in range(T):
+            for i in coords:
+                up, low = quantile_thresholds(np.concatenate([p[t][:, i] for p in pts]))
+                above.append(up)
+                below.append(low)
+            if d > 1:
+                up, low = quantile_thresholds(np.concatenate([p[t].sum(axis=1) for p in pts]))
+                sums_up.append(up)
+                sums_low.append(low)
+        rounds = tuple(range(T))
+        parts += [CoordinateAbove(rounds, coords, tuple(above)),
+                  CoordinateBelow(rounds, coords, tuple(below))]
+        if d > 1:
+            parts += [PointSumAbove(rounds, tuple(sums_up)), PointSumBelow(rounds, tuple(sums_low))]
+    if not parts:
+        raise ValueError(f"{alg.name} releases one code and no numbers: no event can tell "
+                         f"the two sides apart")
+    return Union(tuple(parts))
+
+
+def is_stream(alg: Algorithm) -> bool:
+    return alg.learner.reads_first
+
+
+def _need_stream(alg: Algorithm, attack: str) -> None:
+    if not is_stream(alg):
+        raise ValueError(f"attack {attack} applies to mechanisms over a stream of answers "
+                         f"(feedback 'stream'); {alg.name} is a learner")
+
+
+class Patterns(Attack):
+    name = "patterns"
+    summary = ("the DP testers' standard input pairs (one above, one below, and under "
+               "bounded-all: one above rest below, one below rest above, half/half, all above, "
+               "all below, crossed), moved by the claim's Δ, with a learned witness")
+
+    def applies(self, alg) -> None:
+        """``ValueError`` where ``scenarios`` would raise, without its pilots."""
+        self._pairs(alg)
+
+    def _pairs(self, alg):
+        _need_stream(alg, self.name)
+        pairs = pattern_pairs(alg)
+        if not pairs:
+            raise ValueError(f"attack patterns: no pattern pair of {alg.name} is neighbouring "
+                             f"under {alg.claim.relation_words if alg.claim else 'its relation'}")
+        return pairs
+
+    def scenarios(self, alg, events: bool = True):
+        """The pattern pairs; ``events=False`` leaves out their event
+        families (whose pilots take seconds), for listings."""
+        out = []
+        for k, (name, a, b) in enumerate(self._pairs(alg)):
+            fam = stream_events(alg, a, b, k + 1) if events else None
+            out.append(Scenario(f"patterns:{name}", alg, a, b, fam,
+                                alg.horizon, learned=True,
+                                notes=[f"the testers' pattern '{name}' on the {a.size} answers "
+                                       f"(base 1, moved by Δ, clipped to the domain)"]))
+        return out
+
+
+# ----------------------------------------------------------- stream search
+SEARCH_BASES = 3            # random base points besides the patterns' own
+SEARCH_SIGNS = 12           # random sign vectors
+SEARCH_RUNS = (500, 2000, 8000)   # successive-halving rungs (runs per side)
+SEARCH_FINALISTS = 2
+
+
+def search_candidates(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The stream search's candidate pairs, in a fixed order: the patterns'
+    own, then random sign vectors d ∈ {−Δ, 0, Δ}^n at the patterns' base and
+    at random base points of the domain (fixed data, not a simulation
+    stream), every pair clipped to the domain and checked against the
+    relation."""
+    relation, step = relation_of(alg)
+    T, K = stream_shape(alg)
+    n = T * K
+    lo, hi = alg.loss_range
+    rng = np.random.default_rng([EVENTS_STREAM, 0, 0, 0xC5])
+    integer = alg.check_losses is not None
+    bases = [np.ones(n)]
+    for _ in range(SEARCH_BASES):
+        x = rng.uniform(lo + step, hi - step, n) if hi - lo > 2 * step else rng.uniform(lo, hi, n)
+        bases.append(np.round(x) if integer else x)
+    out = [(f"pattern-{name}", a, b) for name, a, b in pattern_pairs(alg)]
+    signs = [rng.choice([-1.0, 0.0, 1.0], size=n) for _ in range(SEARCH_SIGNS)]
+    if relation != "bounded-all":
+        signs = [np.eye(n)[int(rng.integers(n))] * rng.choice([-1.0, 1.0])
+                 for _ in range(SEARCH_SIGNS)]
+    for i, base in enumerate(bases):
+        for j, s in enumerate(signs):
+            if not s.any():
+                continue
+            a = np.clip(base, lo, hi)
+            b = np.clip(base + step * s, lo, hi)
+            a, b = a.reshape(T, K), b.reshape(T, K)
+            if np.array_equal(a, b) or (alg.claim and alg.claim.not_neighbours(a, b)):
+                continue
+            if integer:
+                try:
+                    alg.check_losses(a)
+                    alg.check_losses(b)
+                except ValueError:
+                    continue
+            out.append((f"base-{i}-signs-{j}", a, b))
+    return out
+
+
+def stream_search(alg: Algorithm) -> list[Scenario]:
+    """Rank ``search_candidates`` by successive halving on pilot runs (the
+    score of ``attacks.search.pilot_score`` over each pair's own events) and
+    return the best as black-box scenarios with a learned witness."""
+    from audit.execution.runs import simulate
+    cands = search_candidates(alg)
+    if not cands:
+        raise ValueError(f"attack search: no neighbouring pair of {alg.name} fits its domain")
+    T = alg.horizon
+    point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
+    fams = {}
+    alive = list(range(len(cands)))
+    key = 0x5000
+    scores = {}
+    for rung, runs in enumerate(SEARCH_RUNS):
+        scores = {}
+        for i in alive:
+            name, a, b = cands[i]
+            if i not in fams:
+                fams[i] = stream_events(alg, a, b, 0x100 + i)
+            counts = []
+            key += 1
+            for side, losses in enumerate((a, b)):
+                tr = simulate(alg, losses, runs, pilot_rng(key, side), point_rounds=point_rounds)
+                counts.append(fams[i].count(tr.actions, tr.points))
+            scores[i] = pilot_score(counts[0], counts[1], runs)
+        ranked = sorted(alive, key=lambda i: (-scores[i][0], -scores[i][1], i))
+        keep = SEARCH_FINALISTS if rung == len(SEARCH_RUNS) - 1 else max(
+            SEARCH_FINALISTS, len(ranked) // 3)
+        alive = ranked[:keep]
+    audited = black_box_only(alg)
+    out = []
+    for rank, i in enumerate(alive, 1):
+        name, a, b = cands[i]
+        out.append(Scenario(f"search:{name}", audited, a, b, fams[i], T, learned=True, notes=[
+            f"stream search finalist {rank} of {len(alive)} among {len(cands)} candidate "
+            f"pairs (pilot score {scores[i][0]:.3g} on {SEARCH_RUNS[-1]} runs per side, "
+            f"streams SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's)",
+            "black-box only: the search's pairs get no white-box evidence"]))
+    return out
+
+
+class Search(NeighbourSearch):
+    """The registered ``search``: ``attacks.search``'s neighbour search for
+    learners, ``stream_search`` for mechanisms over a stream of answers."""
+
+    def applies(self, alg: Algorithm) -> None:
+        if not is_stream(alg):
+            return super().applies(alg)
+        if not search_candidates(alg):
+            raise ValueError(f"attack search: no neighbouring pair of {alg.name} fits its "
+                             f"domain")
+
+    def interface_input(self, alg: Algorithm):
+        if not is_stream(alg):
+            return super().interface_input(alg)
+        return search_candidates(alg)[0][1], None
+
+    def scenarios(self, alg: Algorithm) -> list[Scenario]:
+        return stream_search(alg) if is_stream(alg) else super().scenarios(alg)
+
+
+FAMILY_ATTACKS = (Patterns(),)
