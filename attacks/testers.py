@@ -1,5 +1,5 @@
 """Neighbouring pairs and events for mechanisms over a stream of query
-answers (the DP testers' benchmark suite: ``algorithms.testers``).
+answers (the DP testers' benchmark suite: ``algorithms.dp_testers``).
 
 * ``patterns``: the standard input pairs of the testers' suite (StatDP's
   patterns, as DP-Sniper uses them), on the answers flattened round by

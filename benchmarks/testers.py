@@ -1,7 +1,7 @@
 """The DP testers' own benchmark, side by side with DP-Sniper's published figures.
 
 Every mechanism of the suite DP-Sniper and StatDP are measured on, as an
-online algorithm over its stream of query answers (``algorithms.testers``),
+online algorithm over its stream of query answers (``algorithms.dp_testers``),
 is audited with the default attacks (the suite's input patterns for the
 claim's neighbouring relation, the stream search, learned witnesses and,
 where the mechanism's randomness is declared and checked, exact white-box

@@ -249,7 +249,10 @@ def _one(model, answers, codes, values):
                     lim = min(lim, y - model.threshold)
                 else:
                     const += _laplace_log_density(y - answers[i], model.numeric_scale)
-        sub = np.array([[codes[i] for i in seg]])
+        # A released compared value y replaces P(⊤ | r) by its density
+        # f_ν(y − q)·1[r ≤ y − T] (const and lim above): no P(⊤) factor too.
+        sub = np.array([[-1 if codes[i] == ABOVE and model.numeric == "same" else codes[i]
+                         for i in seg]])
         l, h = _segment_bounds(model, sub, answers[seg], np.array([const]),
                                [lim] if np.isfinite(lim) else ())
         lo, hi = lo + float(l[0]), hi + float(h[0])
