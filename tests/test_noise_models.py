@@ -221,7 +221,7 @@ def test_a_shift_bound_smaller_than_the_code_is_refused():
     import dataclasses
     bad = dataclasses.replace(alg, learner=alg.learner._replace(transcript=half))
     sc = ATTACKS["pfb-first-round"].scenarios(bad)[0]
-    from audit.engine.declarations import check_declarations
+    from audit.engine.models import check_declarations
     c = {x.check: x for x in check_declarations(sc, seed=0, index=0)}
     assert c["mean-shift-bound"].outcome == "fail"
     with pytest.raises(ValueError, match="mean-shift-bound failed"):
@@ -234,7 +234,7 @@ def test_a_non_finite_shift_bound_gives_no_ceiling_and_nan_is_refused():
     finite entries alone, which would understate it), and NaN fails
     mean-shift-bound (deterministic)."""
     import dataclasses
-    from audit.engine.declarations import check_declarations
+    from audit.engine.models import check_declarations
     from audit.engine.privacy_loss import pair_worst_case
     alg = build("pfb-gaussian")
     model = alg.learner.transcript

@@ -18,7 +18,7 @@ from algorithms.state_model import LaplaceDifference, ScalarStateModel
 from attacks import ATTACKS
 from attacks.events import ActionRun
 from audit.engine import audit_algorithm
-from audit.engine.declarations import check_declarations
+from audit.engine.models import check_declarations
 from audit.engine.evidence import applicable_modes
 from audit.engine.recursion import (Grid, certify_runs, estimate_runs, marginal_bounds,
                                     run_bounds, state_model_of)

@@ -1,5 +1,5 @@
 """The audit engine, as a pipeline: ``scenarios`` (the attacks' neighbouring
-pairs, checked with ``contract``) → ``declarations`` (white-box claims of an
+pairs, checked with ``contract``) → ``models`` (white-box claims of an
 algorithm checked before use) → ``sampling`` (requests through the one
 executor) → ``evidence`` (every kind behind one interface, with
 ``privacy_loss`` for the exact losses) → ``bounds`` (Clopper–Pearson and ε

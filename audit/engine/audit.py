@@ -13,7 +13,7 @@ import time
 from typing import Optional, Sequence
 
 from algorithms.core import Algorithm, Claim
-from audit.engine.declarations import check_declarations, failed, refusal_reason
+from audit.engine.models import check_declarations, failed, refusal_reason
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.sampling import Sampler
 from audit.engine.scenarios import check_scenarios, scenarios_for

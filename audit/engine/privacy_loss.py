@@ -18,7 +18,7 @@ L(x) > ε refutes ε-DP with no statistical error, with δ > 0 the event {x}
 counts through its mass), and the privacy-loss distribution, whose
 δ(ε) = E[(1 − e^{ε−L})₊] gets a simultaneous lower confidence bound.
 
-Everything here trusts the learner's declarations; ``audit.engine.declarations``
+Everything here trusts the learner's declarations; ``audit.engine.models``
 checks them first.  Arithmetic is in log space and never yields NaN.
 
 May import: ``algorithms``.
@@ -95,7 +95,7 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
     """Replay ``rows`` histories on both sides: each side keeps its own state
     (so fields shared by all runs of one side, see ``Learner.shared``, are
     replayed correctly) and its own random stream (so hidden randomness shows
-    up as a loss on identical sequences, see ``audit.engine.declarations``).
+    up as a loss on identical sequences, see ``audit.engine.models``).
     ``choose(t, logp_a, logp_b)`` returns the action of every history at
     round t given both sides' log-probabilities ``(rows, K)`` (a fixed
     history ignores them; a search uses them).

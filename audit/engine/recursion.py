@@ -42,7 +42,7 @@ of these, so the lower bounds stay lower and the upper bounds upper.
 
 This is also how the declaration checks test a model against the code:
 the marginals' brackets must contain the simulated frequencies
-(``audit.engine.declarations``).
+(``audit.engine.models``).
 
 May import: ``algorithms``.
 """

@@ -8,7 +8,7 @@ same chunking, the same streams for any ``--jobs``, Dask and resume.  The
 stream of a request is ``SeedSequence([seed, scenario index, stream])``;
 streams 0 and 1 are the two sides of a black-box pair, 7 and 8 the two
 directions of a loss distribution, and the declaration pilots use their own
-family (``audit.engine.declarations``), so no two users share a stream.
+family (``audit.engine.models``), so no two users share a stream.
 
 May import: ``audit.execution``.
 """

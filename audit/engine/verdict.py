@@ -1,7 +1,7 @@
 """The outcome of one audit: ``AuditResult`` (the verdict, the plain-text
 summary, and the ``audit-result/1`` document).
 
-May import: ``algorithms``, ``audit.engine.declarations`` (for the summary of
+May import: ``algorithms``, ``audit.engine.models`` (for the summary of
 its checks); results are any ``audit.engine.evidence`` result objects.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Optional
 
 from algorithms.core import Algorithm, Claim
 from audit import __version__
-from audit.engine.declarations import failed
+from audit.engine.models import failed
 
 SCHEMA = "audit-result/1"
 
@@ -33,7 +33,7 @@ class AuditResult:
     fingerprint: Optional[str] = None
     chunks_reused: int = 0
     chunks_computed: int = 0
-    # Declaration checks run before any white-box mode (audit.engine.declarations),
+    # Declaration checks run before any white-box mode (audit.engine.models),
     # and the reasons white-box modes were refused, one per algorithm.
     declaration_checks: tuple = ()
     refused: tuple = ()
