@@ -13,7 +13,7 @@ import time
 from typing import Optional, Sequence
 
 from algorithms.core import Algorithm, Claim
-from audit.engine.models import check_declarations, failed, refusal_reason
+from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.sampling import Sampler
 from audit.engine.scenarios import check_scenarios, scenarios_for
@@ -80,12 +80,13 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.
-    checks, refused = [], {}
+    checks, refused, checks_of = [], {}, {}
     with progress.phase("declaration pilots", sum(map(bool, white)), "scenarios") as phase:
         for i, (sc, ms) in enumerate(zip(scenarios, white)):
             if ms and id(sc.algorithm) not in refused:
                 found = check_declarations(sc, seed, i, modes=ms)
                 checks += found
+                checks_of[i] = found
                 if failed(found):
                     refused[id(sc.algorithm)] = found
             if ms:
@@ -116,6 +117,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # Bonferroni over every bound that can err, summed over the evidence
     # (exact evidence cannot err and takes no share).
     results = collect(evidence, trials, confidence, Sampler(seed, ex, progress))
+    for e, r in zip(evidence, results):
+        if r.kind in WHITE_MODES:
+            r.rests_on = rests_on(checks_of.get(e.index, []), r.kind)
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,

@@ -18,6 +18,13 @@ from audit.engine.privacy_loss import scope_of
 from audit.engine.recursion import state_model_of
 
 WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral")
+# What a white-box figure can rest on, in words (the result document and
+# the report): the bases of the declaration checks it needs.
+REST_WORDS = {
+    "identity": "recorded-draw identity (the code's own draws reproduce what it released)",
+    "replay": "deterministic replay of the code's own functions",
+    "statistical": "a statistical check of the declaration",
+}
 # Exact losses are sums of floating-point terms; a loss that equals the claim
 # in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
 # a violation because of rounding.
@@ -65,6 +72,9 @@ class WhiteBoxResult(EvidenceResult):
     # an intermediate object that leaks more says the proof's route fails,
     # not that the output does.
     intermediate: bool = False
+    # What the figures rest on (``audit.engine.models.RESTS_ON`` keys, most
+    # exact first): set by the audit from the declaration checks that passed.
+    rests_on: tuple = ()
 
     @property
     def label(self) -> str:
@@ -118,6 +128,9 @@ class WhiteBoxResult(EvidenceResult):
         if self.pair_worst_case is not None:
             lines[0] += f"; {self.pair_worst_case.line()}"
         lines.append(f"  {'':30s} {self.event}")
+        if self.exact and self.rests_on:
+            lines.append(f"  {'':30s} exact for the draws the code was observed to make "
+                         f"(rests on: {', '.join(REST_WORDS[b] for b in self.rests_on)})")
         lines += [f"  {'':30s} note: {note}" for note in self.notes]
         return lines
 
@@ -129,6 +142,9 @@ class WhiteBoxResult(EvidenceResult):
                 "claim_compared": {"value": self.claim_value, "what": self.claim_label},
                 "verdict": verdict, "intermediate_object": self.intermediate,
                 "event": self.event, "exact": self.exact,
+                "rests_on": [{"basis": b, "meaning": REST_WORDS[b]} for b in self.rests_on],
+                **({"exact_means": "exact for the draws the code was observed to make"}
+                   if self.exact else {}),
                 **({"pair_worst_case": self.pair_worst_case.as_dict()
                     if self.pair_worst_case is not None else None}
                    if self.kind == "pld" else {}),
@@ -158,7 +174,10 @@ def applicable_modes(scenario) -> list[str]:
     if scope == "actions":
         modes = (["per-round"] if scenario.history is not None else []) + ["search", "pld"]
     elif scope == "transcript":
-        modes = ["pld"]
+        law = alg.learner.transcript.noise
+        # A finite law is bounded from its releases per true value, which
+        # needs the true values fixed by the losses (history-free).
+        modes = ["pld"] if law.kind != "finite" or alg.learner.transcript.history_free else []
     if state_model_of(alg) is not None and claim_scope in (None, "actions", "transcript"):
         modes.append("recursion")
     if (alg.extra or {}).get("sparse_vector") is not None and claim_scope in (None, "actions"):

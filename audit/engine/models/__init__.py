@@ -39,12 +39,8 @@ MODELS = (
      {"integral"}, sparse_vector.checks),
 )
 
-# What each basis means, for the result document and the report.
-RESTS_ON = {
-    "identity": "recorded-draw identity: the code's own draws reproduce what it released",
-    "replay": "deterministic replay of the code's own functions",
-    "statistical": "a statistical check of the declaration",
-}
+# The bases a check can rest on, most exact first.
+RESTS_ON = ("identity", "replay", "statistical")
 
 
 def check_declarations(sc, seed: int, index: int, modes=None) -> list[DeclarationCheck]:
