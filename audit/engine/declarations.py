@@ -91,7 +91,7 @@ k = 60, 61 the transcript pilots, 70, 71 the randomisation of finite PITs,
 80, 81 the state-model pilots, 90, 91 their randomised PITs and 100, 101
 the sparse-vector pilots.
 
-May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``,
+May import: ``algorithms`` (its ``simulate``), ``audit.engine.privacy_loss``,
 ``audit.engine.recursion``.
 """
 from __future__ import annotations
@@ -104,7 +104,7 @@ import numpy as np
 from scipy import stats
 
 from algorithms.errors import UserCodeError, user_call
-from audit.execution.runs import simulate
+from algorithms.simulate import simulate
 from audit.engine.privacy_loss import FLOAT_TOL, TINY_LOG, checked_probs, replay_both, scope_of
 from audit.engine.recursion import (WORK, grid_for, marginal_bounds, run_bounds, run_starts,
                                     state_model_of)
