@@ -1,4 +1,9 @@
-"""Neighbouring-pair constructions, canaries, the neighbour search and event families."""
+"""Neighbouring-pair constructions, canaries, the neighbour search and event families.
+
+May import: numpy, scipy and ``algorithms`` (the pilots run
+``algorithms.simulate``), never ``audit``: the engine hands the search a
+progress callback instead.
+"""
 from .base import Attack, Scenario
 from .canary import Canary, threshold_canary
 from .pairs import BatchEdge, FirstRound, G1, Lemma51, RareArm

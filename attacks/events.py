@@ -21,6 +21,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from algorithms.simulate import simulate
+
 
 @dataclass(frozen=True)
 class ActionAt:
@@ -266,7 +268,6 @@ def pilot_quantiles(alg, losses_pair, point_rounds: Sequence[int], statistics, s
     a list of per-run values, one array per threshold group.  The pilot draws
     from ``SeedSequence([0x5EED, stream, side])``, independent of every audit
     stream, so events chosen from it keep the audit's bounds valid."""
-    from audit.execution.runs import simulate
     pooled = None
     for side, losses in enumerate(losses_pair):
         rng = np.random.default_rng(np.random.SeedSequence([0x5EED, stream, side]))

@@ -72,6 +72,7 @@ from typing import Optional
 import numpy as np
 
 from algorithms.core import Algorithm
+from algorithms.simulate import simulate
 from .base import Attack, Scenario
 from .events import CoordinateAbove, CoordinateBelow, Union, events_after, quantile_thresholds
 from .instances import default_advice, gap
@@ -361,7 +362,6 @@ class _Pilot:
         self.runs = {}
 
     def simulate(self, c: Candidate, n: int) -> None:
-        from audit.execution.runs import simulate
         alg = self.space.alg
         a, b, advice = self.space.pair(c, c.rounds)
         pts = self.space.point_rounds(c) if alg.learner.point is not None else ()
@@ -502,6 +502,22 @@ def _probes(space: _Space) -> list[Candidate]:
     return probes
 
 
+class _Silent:
+    """A progress phase that reports nothing: the search run outside an audit."""
+
+    def __init__(self, name: str, total: int, unit: str):
+        self.total = total
+
+    def to(self, done: int) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 class NeighbourSearch(Attack):
     name = "search"
     summary = ("neighbour search: candidate pairs from the algorithm's shape (changed round, "
@@ -520,12 +536,14 @@ class NeighbourSearch(Attack):
         a, _, advice = space.pair(_probes(space)[0])
         return a, advice
 
-    def scenarios(self, alg: Algorithm) -> list[Scenario]:
+    def scenarios(self, alg: Algorithm, progress=None) -> list[Scenario]:
+        """``progress(name, total, unit)``, when given, opens the phase the
+        pilot reports its row-rounds to (the engine passes its reporter's
+        ``phase``: attacks never import the engine's progress machinery)."""
         space = _Space(alg)
         probes = _probes(space)
-        from audit.execution.progress import active
-        with active().phase(f"neighbour search pilot ({alg.name})", PILOT_ROW_ROUNDS,
-                            "row-rounds") as phase:
+        with (progress or _Silent)(f"neighbour search pilot ({alg.name})", PILOT_ROW_ROUNDS,
+                                   "row-rounds") as phase:
             pilot = _Pilot(space, phase)
             stage1, screened = halving(pilot, probes, STAGE1 * PILOT_ROW_ROUNDS,
                                        keep=PROBE_ROUNDS)

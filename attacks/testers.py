@@ -31,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from algorithms.core import Algorithm
+from algorithms.simulate import simulate
 from .base import Attack, Scenario
 from .search import NeighbourSearch, black_box_only, pilot_rng, pilot_score
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
@@ -183,7 +184,6 @@ class PointSumBelow(PointSumAbove):
 
 
 def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int):
-    from audit.execution.runs import simulate
     T = alg.horizon
     point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
     out = []
@@ -327,7 +327,6 @@ def stream_search(alg: Algorithm) -> list[Scenario]:
     """Rank ``search_candidates`` by successive halving on pilot runs (the
     score of ``attacks.search.pilot_score`` over each pair's own events) and
     return the best as black-box scenarios with a learned witness."""
-    from audit.execution.runs import simulate
     cands = search_candidates(alg)
     if not cands:
         raise ValueError(f"attack search: no neighbouring pair of {alg.name} fits its domain")
@@ -381,8 +380,8 @@ class Search(NeighbourSearch):
             return super().interface_input(alg)
         return search_candidates(alg)[0][1], None
 
-    def scenarios(self, alg: Algorithm) -> list[Scenario]:
-        return stream_search(alg) if is_stream(alg) else super().scenarios(alg)
+    def scenarios(self, alg: Algorithm, progress=None) -> list[Scenario]:
+        return stream_search(alg) if is_stream(alg) else super().scenarios(alg, progress)
 
 
 FAMILY_ATTACKS = (Patterns(),)

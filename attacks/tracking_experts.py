@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from algorithms.simulate import simulate
 from .base import Attack, Scenario, horizon_prefix
 from .events import (ActionAt, ActionRun, CoordinateAbove, SwitchAt, Union, events_after,
                      pilot_thresholds)
@@ -160,7 +161,6 @@ def _first_restarts(alg, losses, rounds: int, runs: int, side: int, after: int) 
     """First round (1-based) ≥ ``after`` at which Algorithm 2's sparse
     vector fires in a pilot of ``runs`` runs (0: not within ``rounds``),
     read from the learner's ``restarted`` flag after each round's feed."""
-    from audit.execution.runs import simulate
     rng = np.random.default_rng(np.random.SeedSequence([0x5EED, SVT_PILOT, side]))
     first = np.zeros(runs, dtype=np.int64)
 

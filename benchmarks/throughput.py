@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from algorithms import REGISTRY, build
+from algorithms.simulate import simulate
 from attacks.instances import default_advice
-from audit.execution.runs import simulate
 from audit.execution.executor import run_chunks
 
 

@@ -13,10 +13,10 @@ from algorithms import tree
 from algorithms.agarwal_singh import catalog
 from algorithms.agarwal_singh.full_info import block_sums
 from algorithms.registry import REGISTRY, build
+from algorithms.simulate import simulate
 from attacks import ATTACKS
 from attacks.agarwal_singh import released_nodes_containing, split_pair
 from audit.engine import audit_algorithm
-from audit.execution.runs import simulate
 from algorithms.agarwal_singh.full_info import laplace_pad
 from tests.reference_agarwal_singh import (RefPrivateEXP2, RefTreeFTRL, gauss, gauss_pad,
                                            laplace, laplace_pad as ref_laplace_pad)

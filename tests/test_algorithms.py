@@ -8,8 +8,8 @@ from scipy import stats
 
 from algorithms import build
 from algorithms.private_bandits.catalog import htinf_sigma
+from algorithms.simulate import simulate
 from attacks.instances import default_advice
-from audit.execution.runs import simulate
 from tests import reference as ref
 
 T_SMALL = 48

@@ -11,8 +11,8 @@ import pytest
 
 from algorithms import REGISTRY, build
 from algorithms.dp_testers.mechanisms import bloom_bits, geometric_cdf, murmur3_32
+from algorithms.simulate import simulate
 from audit.engine.svt_integral import log_probability, outputs
-from audit.execution.runs import simulate
 from tests import reference_dp_testers as ref
 
 NAMES = ["laplace", "truncated-geometric", "noisy-hist1", "noisy-hist2", "report-noisy-max1",

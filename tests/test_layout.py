@@ -1,8 +1,9 @@
 """The package layout keeps the pipeline readable: no import cycles between
 modules (function-level imports included), lower layers never import upper
-ones (algorithms ← audit.execution ← attacks ← audit.engine ← audit.report
-← audit.cli / audit.testing; attacks simulate pilots, so execution sits
-below them), and every module of ``audit`` opens with a
+ones (algorithms ← attacks ← audit.execution ← audit.engine ← audit.report
+← audit.cli / audit.testing; the attacks' pilots run
+``algorithms.simulate``, so attacks sit directly on algorithms and neither
+imports anything from ``audit``), and every module of ``audit`` opens with a
 docstring that says what it holds and what it may import.  Static (ast),
 so it checks every import, whether or not a test happens to execute it."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("algorithms", "attacks", "audit")
-LAYERS = [("algorithms", 0), ("audit.execution", 1), ("attacks", 2), ("audit.engine", 3),
+LAYERS = [("algorithms", 0), ("attacks", 1), ("audit.execution", 2), ("audit.engine", 3),
           ("audit.report", 4), ("audit.cli", 5), ("audit.testing", 5), ("audit", 0)]
 
 
@@ -85,6 +86,32 @@ def test_lower_layers_never_import_upper_ones():
     assert not bad, "\n".join(bad)
 
 
+def _imported_names(source: str) -> set[str]:
+    """Every absolute module name an import in ``source`` names, at any depth
+    (function-level imports included): relative imports stay within the
+    package, so they never reach ``audit`` from attacks or algorithms."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_attacks_and_algorithms_do_not_import_audit():
+    """The attacks and the algorithms stand on their own: a pilot runs
+    ``algorithms.simulate``, never the engine or the executor."""
+    bad = []
+    for m, path in MODULES.items():
+        if m.split(".")[0] not in ("attacks", "algorithms"):
+            continue
+        for name in sorted(_imported_names(path.read_text())):
+            if name == "audit" or name.startswith("audit."):
+                bad.append(f"{m} imports {name}")
+    assert not bad, "\n".join(bad)
+
+
 def test_no_import_cycles():
     # Tarjan's strongly connected components over every import edge.
     index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
@@ -137,3 +164,7 @@ def test_the_checks_above_can_fail():
     assert "audit.execution.cluster" in GRAPH["audit.execution.executor"]  # function-level
     assert _layer("audit.engine.audit")[1] > _layer("audit.execution.executor")[1]
     assert _resolve("audit.engine.bounds.one_sided_bounds") == "audit.engine.bounds"
+    assert _layer("attacks.search")[1] < _layer("audit.execution.runs")[1]
+    # A function-level import of audit is seen by the scan for attacks/algorithms.
+    assert "audit.execution.runs" in _imported_names(
+        "def f():\n    from audit.execution.runs import simulate\n")

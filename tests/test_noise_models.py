@@ -16,12 +16,12 @@ from scipy import stats
 from algorithms import build
 from algorithms.core import Finite, Gaussian, Laplace, TranscriptModel
 from algorithms.projection_free.catalog import gaussian_sigma
+from algorithms.simulate import simulate
 from attacks import ATTACKS
 from audit.engine import audit_algorithm
 from audit.engine.privacy_loss import (gaussian_delta, gaussian_epsilon, pair_worst_case,
                                        transcript_loss)
 from audit.engine.profiles import MechanismBasis, Profile, claimed_profile
-from audit.execution.runs import simulate
 from tests.wb_algos import noisy_releases
 
 

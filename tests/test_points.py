@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from algorithms.core import Algorithm, Claim, Learner
+from algorithms.simulate import simulate
 from attacks.base import Scenario
 from attacks.events import CoordinateAbove, SwitchAt, Union, pilot_thresholds
 from audit.engine.audit import audit_scenarios
-from audit.execution.runs import simulate
 
 
 def _toy(epsilon: float, T: int = 4) -> Algorithm:

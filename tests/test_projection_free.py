@@ -13,8 +13,8 @@ from algorithms.projection_free import catalog
 from algorithms.projection_free.bandit import (check_rows, conditional_gradient, evaluate,
                                                get_domain)
 from algorithms.registry import build
+from algorithms.simulate import simulate
 from attacks.projection_free import FAMILY_ATTACKS, changed_pair
-from audit.execution.runs import simulate
 from audit.engine.privacy_loss import gaussian_delta, pair_worst_case, transcript_loss
 from tests.reference_projection_free import RefPrivateBandit
 

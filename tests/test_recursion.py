@@ -15,6 +15,7 @@ from scipy import integrate, stats
 
 from algorithms import build
 from algorithms.state_model import LaplaceDifference, ScalarStateModel
+from algorithms.simulate import simulate
 from attacks import ATTACKS
 from attacks.events import ActionRun
 from audit.engine import audit_algorithm
@@ -22,7 +23,6 @@ from audit.engine.models import check_declarations
 from audit.engine.evidence import applicable_modes
 from audit.engine.recursion import (Grid, certify_runs, estimate_runs, marginal_bounds,
                                     run_bounds, state_model_of)
-from audit.execution.runs import simulate
 
 
 def _n2():

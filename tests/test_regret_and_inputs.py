@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from algorithms import build
+from algorithms.simulate import simulate
 from attacks.instances import default_advice
 from audit.engine.regret import estimate_regret
-from audit.execution.runs import simulate
 
 PRIVATE = ["private-exp3", "private-ftpl", "private-htinf", "private-experts", "ldp-exp4",
            "private-batched-exp4"]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from algorithms.core import Claim
+from algorithms.simulate import simulate
 from attacks import ATTACKS
 from attacks.testers import pattern_pair, pattern_pairs
-from audit.execution.runs import simulate
 from tests.stream_algos import noisy_answers
 from tests.test_exit_codes import FAST, one_error_line, run_audit
 

@@ -9,8 +9,8 @@ import pytest
 
 from algorithms import build
 from algorithms.tracking_experts.adaptive import adaptive_learner, project_clipped
+from algorithms.simulate import simulate
 from attacks import ATTACKS
-from audit.execution.runs import simulate
 from tests import reference_tracking_experts as ref
 
 

@@ -16,8 +16,8 @@ import pytest
 
 from algorithms import REGISTRY, Algorithm, Claim, Learner, build
 from algorithms.errors import UserCodeError
+from algorithms.simulate import simulate
 from audit.engine.contract import check_interface
-from audit.execution.runs import simulate
 from tests import user_algos
 from tests.test_exit_codes import FAST, one_error_line, run_audit
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from algorithms import build
+from algorithms.simulate import simulate
 from attacks import ATTACKS
 from audit.engine import audit_algorithm
-from audit.execution.runs import simulate
 from audit.engine.privacy_loss import (LossDistribution, action_loss, per_round_curve,
                             search_worst_output, transcript_loss)
 from audit.engine.evidence.whitebox import exceeds

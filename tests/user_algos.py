@@ -265,3 +265,69 @@ def no_attacks(T, K, N, epsilon=0.5, delta=0.0, **params):
 
     return Algorithm("no-attacks", Learner(init, act, feed, K),
                      Claim(epsilon, 0.0, "actions", "uniform play"), T, K, {"epsilon": epsilon})
+
+
+# --------------------------------------------------------------------------
+# Randomness outside the generator the tool hands the learner (refused before
+# an audit: audit.engine.reproducibility).  Each is the noisy greedy above
+# with its noise drawn from somewhere else.
+
+def _noise_from(T, K, epsilon, name, draw, init=None):
+    """The noisy greedy whose act() draws its Laplace noise with
+    ``draw(state, rng, shape, scale)`` instead of ``rng.laplace``."""
+    base_init, _, _ = _greedy_parts(K, epsilon)
+
+    def act(state, advice, rng):
+        noisy = state["L"] + draw(state, rng, state["L"].shape, 1 / epsilon)
+        return {**state, "t": state["t"] + 1}, noisy.argmin(axis=1)
+    return _with(T, K, epsilon, name=name, init=init or base_init, act=act)
+
+
+def numpy_global(T, K, N, epsilon=1.0, delta=0.0, **params):
+    """Draws from numpy's global functions (np.random.laplace)."""
+    return _noise_from(T, K, epsilon, "numpy-global",
+                       lambda state, rng, shape, b: np.random.laplace(0, b, shape))
+
+
+def python_random(T, K, N, epsilon=1.0, delta=0.0, **params):
+    """Draws from Python's random module (random.random)."""
+    import random
+
+    def draw(state, rng, shape, b):
+        u = np.array([random.random() for _ in range(int(np.prod(shape)))]).reshape(shape)
+        return -b * np.sign(u - 0.5) * np.log1p(-2 * np.abs(u - 0.5))
+    return _noise_from(T, K, epsilon, "python-random", draw)
+
+
+def _own_generator(K, epsilon, make):
+    base_init, _, _ = _greedy_parts(K, epsilon)
+
+    def init(runs, rng):
+        return {**base_init(runs, rng), "gen": make()}
+    return init
+
+
+def own_fixed_generator(T, K, N, epsilon=1.0, delta=0.0, **params):
+    """Creates np.random.default_rng(0) in init: every chunk the same runs."""
+    return _noise_from(T, K, epsilon, "own-fixed-generator",
+                       lambda state, rng, shape, b: state["gen"].laplace(0, b, shape),
+                       init=_own_generator(K, epsilon, lambda: np.random.default_rng(0)))
+
+
+def own_unseeded_generator(T, K, N, epsilon=1.0, delta=0.0, **params):
+    """Creates an unseeded np.random.default_rng() in init."""
+    return _noise_from(T, K, epsilon, "own-unseeded-generator",
+                       lambda state, rng, shape, b: state["gen"].laplace(0, b, shape),
+                       init=_own_generator(K, epsilon, np.random.default_rng))
+
+
+def from_given_generator(T, K, N, epsilon=1.0, delta=0.0, **params):
+    """Correct: all its noise comes from the rng argument."""
+    return _noise_from(T, K, epsilon, "from-given-generator",
+                       lambda state, rng, shape, b: rng.laplace(0, b, shape))
+
+
+def deterministic(T, K, N, epsilon=1.0, delta=0.0, **params):
+    """No randomness at all: follow the leader (ties to the lowest arm)."""
+    return _noise_from(T, K, epsilon, "deterministic",
+                       lambda state, rng, shape, b: np.zeros(shape))

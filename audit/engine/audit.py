@@ -1,5 +1,6 @@
 """One audit from start to verdict: ``audit_algorithm`` builds the
-scenarios, checks them and the algorithm's declarations, turns every
+scenarios, checks them, that the learner draws its randomness from the
+generator it is given, and the algorithm's declarations, turns every
 (scenario, mode) into a piece of evidence, gathers all of it through one
 sampler and returns an ``AuditResult``; ``reproduce_command`` is the command
 line that reruns it.
@@ -15,6 +16,7 @@ from typing import Optional, Sequence
 from algorithms.core import Algorithm, Claim
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
+from audit.engine.reproducibility import check_own_randomness
 from audit.engine.sampling import Sampler
 from audit.engine.scenarios import check_scenarios, scenarios_for
 from audit.engine.verdict import AuditResult
@@ -77,6 +79,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     wanted = set(modes or MODES)
     scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted)
     check_scenarios(scenarios, claim)
+    check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.
@@ -130,6 +133,22 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        refused=tuple(refusal_reason(found) for found in refused.values()))
 
 
+def check_randomness(scenarios) -> None:
+    """Refuse (``ValueError``) an algorithm whose learner draws randomness
+    outside the generator it is given, once per algorithm run, on the
+    losses of its scenario with the longest prefix (randomness drawn only in
+    later rounds shows there): chunk seeding is what makes the runs
+    reproducible and independent, so nothing is simulated for evidence
+    before this holds."""
+    longest = {}
+    for sc in scenarios:
+        key = id(sc.algorithm)
+        if key not in longest or (sc.rounds or 0) > (longest[key].rounds or 0):
+            longest[key] = sc
+    for sc in longest.values():
+        check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
+
+
 def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.95,
                     seed: int = 0, jobs: int = 1, executor: Optional[Executor] = None,
                     progress=None) -> list:
@@ -138,6 +157,7 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     together with probability ≥ ``confidence``.  Streams are those of
     ``audit_algorithm`` with the same scenarios in the same order."""
     check_scenarios(scenarios, claim)
+    check_randomness(scenarios)
     evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
                 for i, sc in enumerate(scenarios)]
     return collect(evidence, trials, confidence,

@@ -12,8 +12,8 @@ import numpy as np
 from scipy import stats
 
 from algorithms.core import Algorithm
+from algorithms.simulate import simulate
 from attacks.instances import make_instance
-from audit.execution.runs import simulate
 from audit.execution.executor import run_chunks
 
 

@@ -8,7 +8,8 @@ algorithm's shape; an algorithm that declares no attacks gets the search
 alone.  The search simulates the algorithm in its pilot, so the interface
 contract is checked before it runs.
 
-May import: ``algorithms``, ``attacks``, ``audit.engine.contract``.
+May import: ``algorithms``, ``attacks``, ``audit.execution.progress``,
+``audit.engine.contract``.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Optional, Sequence
 from algorithms.core import Algorithm
 from attacks import ATTACKS
 from audit.engine.contract import check_interface
+from audit.execution.progress import active
 
 SEARCH = "search"
 # The attacks that build pairs for mechanisms over a stream of answers.
@@ -74,7 +76,7 @@ def _search(alg: Algorithm, checked: bool):
     search = ATTACKS[SEARCH]
     if not checked:
         check_interface(alg, *search.interface_input(alg))
-    return search.scenarios(alg)
+    return search.scenarios(alg, progress=active().phase)
 
 
 def check_scenarios(scenarios, claim=None) -> None:

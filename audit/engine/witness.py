@@ -26,7 +26,7 @@ tens of thousands of runs, the threshold grid then reaches events of mass
 adds a tenth to the runs simulated; below 20 000 trials it costs no more
 than the audit's own runs.
 
-May import: numpy, scikit-learn, ``audit.execution.runs``,
+May import: numpy, scikit-learn, ``algorithms.simulate``,
 ``audit.engine.features``.
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audit.engine.features import TrajectoryFeatures
-from audit.execution.runs import simulate
+from algorithms.simulate import simulate
 
 # ℓ's training runs draw from [seed, index, 3], ℓ′'s from [seed, index, 4]:
 # stream numbers no other kind of evidence uses (see the module docstring).

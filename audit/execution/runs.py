@@ -1,158 +1,17 @@
-"""Runs of an algorithm: the vectorised simulation of many independent runs
-on a fixed (oblivious) loss sequence, and the unit of work every executor
-ships: a chunk of runs with its own random stream, and batches of chunks.
-
-An exception in the learner's code (or a result the simulation cannot use)
-becomes ``algorithms.errors.UserCodeError`` naming the function and round.
+"""Runs of an algorithm as units of work: a chunk of runs with its own
+random stream, and batches of chunks, which every executor ships.  The
+simulation itself (``simulate``, ``Trace``) lives in
+``algorithms.simulate``; it is re-exported here for older callers.
 
 May import: numpy and ``algorithms``.  Nothing else in ``audit``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Optional
-
 import numpy as np
 
-from algorithms.core import Algorithm
-from algorithms.errors import UserCodeError
-from algorithms.validate import check_advice, check_losses
+from algorithms.simulate import Trace, simulate  # noqa: F401 - re-exported
 
 DEFAULT_CHUNK = 10000
-
-
-@dataclass
-class Trace:
-    """What one chunk of runs did: actions ``(runs, rounds)``, the total loss
-    each run incurred and, when asked for, the transcript: the values released
-    to an inner learner ``(runs, n_releases[, d])`` and per-round aux data."""
-
-    actions: np.ndarray
-    total_loss: np.ndarray
-    releases: Optional[np.ndarray] = None
-    aux: Optional[np.ndarray] = None
-    # {round (0-based): points (runs, d)} for the rounds asked for.
-    points: Optional[dict] = None
-
-
-def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Generator,
-             advice: Optional[np.ndarray] = None, rounds: Optional[int] = None,
-             learner=None, record_transcript: bool = False, point_rounds=(),
-             watch: Optional[Callable[[int, object], None]] = None) -> Trace:
-    """Run ``runs`` independent copies for the first ``rounds`` rounds (all of
-    ``losses`` by default).  Simulating a prefix is exact for events on that
-    prefix: the first m actions do not depend on what comes after.
-    ``point_rounds`` (0-based) are the rounds whose points x_t are recorded.
-    ``watch(t, state)``, when given, sees the state the learner holds before
-    its ``act`` at round t (0-based, t = 0 … T − 1) and, with t = T, after
-    its last ``feed``: how the auditor's pilots read a learner's internal
-    state without stepping it themselves."""
-    learner = learner or alg.learner
-    if alg.check_losses is not None:
-        losses = alg.check_losses(losses)
-    else:
-        losses = check_losses(losses, K=alg.n_arms, loss_range=alg.loss_range)
-    point_rounds = set(int(r) for r in point_rounds)
-    if point_rounds and learner.point is None:
-        raise ValueError(f"{alg.name} plays arms, not points: events on x_t do not apply")
-    points = {}
-    full, first = learner.full_rows, learner.reads_first
-    if alg.needs_advice:
-        if advice is None:
-            raise ValueError(f"{alg.name} needs expert advice of shape (T, N={alg.n_experts}, K)")
-        advice = check_advice(advice, losses.shape[0], alg.n_experts, alg.n_arms)
-    T = losses.shape[0] if rounds is None else rounds
-    dtype = np.int16 if learner.n_arms < 2 ** 15 else np.int64
-    out = np.empty((T, runs), dtype=dtype)
-    total = np.zeros(runs)
-    model = learner.transcript if record_transcript else None
-    if record_transcript and model is None:
-        raise ValueError(f"{alg.name} does not describe its releases (no transcript model)")
-    releases, aux = [], []
-    aux_of = model.aux if model is not None else None
-    released_of = model.released if model is not None else None
-    # Every call into the learner is the user's code: an exception there
-    # becomes a UserCodeError naming the function and the round.  One
-    # try/except around the loop, with ``fn`` naming what is running, costs
-    # nothing per round (a ``with user_call(...)`` per call costs ~2% on EXP3);
-    # "act:result" etc. mark the tool's use of what a function returned.
-    fn, t = "init", -1
-    try:
-        state = learner.init(runs, rng)
-        for t in range(T):
-            if watch is not None:
-                fn = "watch"
-                watch(t, state)
-            if first:       # a stream mechanism reads its row, then answers
-                fn = "feed"
-                state = learner.feed(state, None, losses[t], rng)
-            fn = "act"
-            res = learner.act(state, None if advice is None else advice[t], rng)
-            fn = "act:result"
-            state, a = res
-            if a.dtype.kind == "b":  # bool arm indices (K = 2) index arms, not runs
-                a = a.astype(np.intp)
-            out[t] = a
-            # A stream mechanism's codes are answers, not arms: nothing incurred.
-            obs = 0.0 if first else losses[t][a]
-            if t in point_rounds:
-                fn = "point"
-                x = learner.point(state)
-                fn = "point:result"
-                points[t] = np.array(x, dtype=float, copy=True)
-            if learner.incurred is None:
-                total += obs
-            else:
-                fn = "incurred"
-                inc = learner.incurred(state, losses[t])
-                fn = "incurred:result"
-                total += inc
-            if aux_of is not None:
-                fn = "transcript.aux"
-                aux.append(aux_of(state))
-            if not first:
-                fn = "feed"
-                state = learner.feed(state, a, losses[t] if full else obs, rng)
-            if released_of is not None:
-                fn = "transcript.released"
-                r = released_of(state)
-                fn = "transcript.released:result"
-                if not np.all(np.isnan(r)):
-                    releases.append(r)
-        if watch is not None:
-            fn = "watch"        # an error here is reported at round T
-            watch(T, state)
-    except (UserCodeError, KeyboardInterrupt, MemoryError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - see above: the learner's error
-        raise _user_error(fn, None if fn == "init" else t + 1, exc, runs,
-                          learner.n_arms) from exc
-    if model is None:
-        return Trace(out.T, total, points=points or None)
-    rel = np.stack(releases, axis=1) if releases else np.zeros((runs, 0))
-    return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None, points or None)
-
-
-# What a function must return, for "its result could not be used" errors.
-_EXPECTED = {
-    "act": "act() must return (state, actions) with actions an integer array of shape "
-           "({runs},) in [0, {K})",
-    "point": "point() must return a finite array of shape ({runs}, d)",
-    "incurred": "incurred() must return the losses of shape ({runs},)",
-    "transcript.released": "transcript.released() must return an array of shape ({runs},) or "
-                           "({runs}, d)",
-}
-
-
-def _user_error(fn: str, round, exc: Exception, runs: int, K: int) -> UserCodeError:
-    """The learner's function ``fn`` raised, or (``fn:result``) what it
-    returned could not be used."""
-    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    name, _, result = fn.partition(":")
-    if not result:
-        return UserCodeError(name, round, f"raised {detail}")
-    return UserCodeError(name, round, f"returned something unusable ({detail}); "
-                         f"{_EXPECTED[name].format(runs=runs, K=K)}")
 
 
 def chunk_sizes(n: int, chunk: int = DEFAULT_CHUNK) -> list[int]:

@@ -23,7 +23,7 @@ Lifecycle of a piece of evidence about one neighbouring pair:
 together with probability ≥ confidence, by construction.
 
 May import: ``audit.engine.sampling`` (and, in the kinds, ``algorithms``,
-``audit.engine.bounds``/``privacy_loss``, ``audit.execution.runs``).
+``audit.engine.bounds``/``privacy_loss``, ``algorithms.simulate``).
 """
 from __future__ import annotations
 

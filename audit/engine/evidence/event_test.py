@@ -8,7 +8,7 @@ trajectories (``audit.engine.witness``), trained in the evidence's pilot
 stage on runs of its own streams, so that it is fixed before the audit's
 runs and competes in selection like any hand-written event.
 
-May import: ``algorithms``, ``attacks.events``, ``audit.execution.runs``,
+May import: ``algorithms`` (its ``simulate``), ``attacks.events``,
 ``audit.engine.bounds``, ``audit.engine.features``, ``audit.engine.witness``,
 ``audit.engine.sampling``, ``audit.engine.evidence.base``.
 """
@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from algorithms.core import Claim
+from algorithms.simulate import simulate
 from attacks.events import Union
 from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
                                  one_sided_bounds, select_and_test)
@@ -27,7 +28,6 @@ from audit.engine.evidence.base import Evidence, EvidenceResult
 from audit.engine.features import for_pair
 from audit.engine.sampling import Request
 from audit.engine.witness import TRAINING_STREAMS, features_task, train, training_runs
-from audit.execution.runs import simulate
 
 # Attacks whose scenarios get a learned witness unless they say otherwise:
 # the neighbour search builds pairs no one wrote events for.

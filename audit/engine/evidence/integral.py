@@ -23,7 +23,7 @@ the result decides a verdict.  Numbers come with the bracket they rest on.
 
 May import: ``algorithms``, ``audit.engine.svt_integral``,
 ``audit.engine.privacy_loss``, ``audit.engine.sampling``,
-``audit.execution.runs``, ``audit.engine.evidence``.
+``algorithms.simulate``, ``audit.engine.evidence``.
 """
 from __future__ import annotations
 
@@ -32,11 +32,11 @@ import math
 import numpy as np
 
 from algorithms.sparse_vector_model import ABORTED, ABOVE, BELOW, SparseVectorModel
+from algorithms.simulate import simulate
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.privacy_loss import certified
 from audit.engine.sampling import Request
-from audit.execution.runs import simulate
 
 # Streams of the sampled outputs of numeric models (black-box sides: 0, 1;
 # pld: 7, 8; declaration pilots: their own family).

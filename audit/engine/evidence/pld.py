@@ -12,7 +12,7 @@ pair's exact worst case when the release means depend on the losses only
 (``privacy_loss.pair_worst_case``; never a maximum over samples).
 
 May import: ``audit.engine.privacy_loss``, ``audit.engine.profiles``,
-``audit.execution.runs``, ``audit.engine.sampling``, ``audit.engine.evidence``.
+``algorithms.simulate``, ``audit.engine.sampling``, ``audit.engine.evidence``.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from audit.engine.privacy_loss import (LossDistribution, action_loss, certified,
                                        pair_worst_case, scope_of, transcript_loss)
 from audit.engine.profiles import claimed_profile
 from audit.engine.sampling import Request
-from audit.execution.runs import simulate
+from algorithms.simulate import simulate
 
 # Stream numbers of the samples, one per direction (the black-box sides use
 # 0 and 1, the declaration pilots their own family).

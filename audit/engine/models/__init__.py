@@ -17,7 +17,7 @@ yields the plain stream and keeps every draw.  ``MODELS`` lists, per model,
 when it applies and which white-box modes rest on it; adding a model means
 adding a module and a row here.
 
-May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``,
+May import: ``algorithms``, ``audit.engine.privacy_loss``,
 ``audit.engine.recursion``, ``audit.engine.models.*``.
 """
 from __future__ import annotations

@@ -29,7 +29,7 @@ Verification against the code:
 
 Pilot streams k = 80, 81 (recursion pilots), 84, 85 (recorded pilots).
 
-May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.recursion``,
+May import: ``algorithms``, ``audit.engine.recursion``,
 ``audit.engine.models.checks``, ``audit.engine.models.recording``.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ from audit.engine.models.recording import (RecordingGenerator, describe_draws,
                                            runs_view_of)
 from audit.engine.recursion import (WORK, grid_for, marginal_bounds, run_bounds, run_starts,
                                     state_model_of)
-from audit.execution.runs import simulate
+from algorithms.simulate import simulate
 
 STATE_ROUNDS = 1000
 STATE_RUNS = (2000, 20000)

@@ -31,7 +31,7 @@ the first consistent assignment is taken; none consistent is a refusal).
 
 Pilot streams k = 100, 101.
 
-May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.models.checks``,
+May import: ``algorithms``, ``audit.engine.models.checks``,
 ``audit.engine.models.recording``.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ import numpy as np
 from algorithms.sparse_vector_model import ABORTED, ABOVE, BELOW, SparseVectorModel
 from audit.engine.models.checks import PILOT_STREAM, DeclarationCheck, sides_of
 from audit.engine.models.recording import RecordingGenerator, describe_draws, observe, runs_view
-from audit.execution.runs import simulate
+from algorithms.simulate import simulate
 
 IDENTITY_WORK = 2_000_000     # run-rounds of a recorded pilot at most
 IDENTITY_RUNS = (199, 4999)   # odd: the runs axis of a draw is told from its other axes

@@ -44,7 +44,7 @@ import numpy as np
 from scipy import stats
 
 from algorithms.errors import UserCodeError, user_call
-from audit.execution.runs import simulate
+from algorithms.simulate import simulate
 from audit.engine.models.checks import (FALSE_REFUSAL, PILOT_RUNS, PILOT_STREAM, PILOT_WORK, TOL,
                                         DeclarationCheck, pilot_rng, sides_of)
 from audit.engine.models.recording import (LOCATION_SCALE, RecordingGenerator, observe,
