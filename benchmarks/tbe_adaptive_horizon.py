@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from algorithms import build  # noqa: E402
 from attacks import ATTACKS  # noqa: E402
-from audit.engine.recursion import Grid, estimate_runs, run_bounds, state_model_of  # noqa: E402
+from audit.engine.models.scalar_state.recursion import Grid, estimate_runs, run_bounds, state_model_of  # noqa: E402
 
 
 def main(argv=None) -> int:

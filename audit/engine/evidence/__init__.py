@@ -13,7 +13,7 @@ from audit.engine.evidence.base import Evidence, EvidenceResult, alpha_per_share
 from audit.engine.evidence.event_test import EventTestEvidence, EventTestResult
 from audit.engine.evidence.per_round import PerRoundEvidence
 from audit.engine.evidence.integral import IntegralEvidence
-from audit.engine.evidence.recursion import RecursionEvidence
+from audit.engine.models.scalar_state.evidence import RecursionEvidence
 from audit.engine.evidence.pld import LossDistributionEvidence
 from audit.engine.evidence.search import SearchEvidence
 from audit.engine.evidence.whitebox import WHITE_MODES, WhiteBoxResult, applicable_modes

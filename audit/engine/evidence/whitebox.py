@@ -3,7 +3,7 @@ privacy-loss distribution, state-model recursion) and what the kinds share:
 which apply to a scenario, the floating-point margin of exact comparisons,
 curve thinning.
 
-May import: ``audit.engine.privacy_loss``, ``audit.engine.recursion``,
+May import: ``audit.engine.privacy_loss``, ``audit.engine.models.scalar_state.recursion``,
 ``audit.engine.evidence.base``.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from audit.engine.evidence.base import EvidenceResult
 from audit.engine.privacy_loss import scope_of
-from audit.engine.recursion import state_model_of
+from audit.engine.models.scalar_state.recursion import state_model_of
 
 WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral")
 # What a white-box figure can rest on, in words (the result document and

@@ -18,7 +18,7 @@ when it applies and which white-box modes rest on it; adding a model means
 adding a module and a row here.
 
 May import: ``algorithms``, ``audit.engine.privacy_loss``,
-``audit.engine.recursion``, ``audit.engine.models.*``.
+``audit.engine.models.scalar_state.recursion``, ``audit.engine.models.*``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from audit.engine.models import action_probs, scalar_state, sparse_vector, trans
 from audit.engine.models.checks import (FALSE_REFUSAL, DeclarationCheck, failed,
                                         refusal_reason)
 from audit.engine.privacy_loss import scope_of
-from audit.engine.recursion import state_model_of
+from audit.engine.models.scalar_state.recursion import state_model_of
 
 # (name, applies to the algorithm?, the modes resting on it, its checks)
 MODELS = (

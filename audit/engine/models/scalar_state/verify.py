@@ -1,11 +1,4 @@
-"""The scalar state model (``algorithms.state_model.ScalarStateModel``): a
-learner whose chosen action depends on the history only through one scalar
-state u_t, updated by u_{t+1} = clip(u_t + shift(ℓ_t) + step·D_t) with
-D_t = Z − Z′ of two fresh Laplace draws.  Its exact event probabilities
-come from a certified forward recursion over a grid of u
-(``audit.engine.recursion``; the ``recursion`` kind).
-
-Verification against the code:
+"""A scalar state model's verification against the code:
 
 * ``state-draw-identity`` (identity) — on a recording generator
   (``audit.engine.models.recording``): u_1 is the declared start; every
@@ -29,7 +22,7 @@ Verification against the code:
 
 Pilot streams k = 80, 81 (recursion pilots), 84, 85 (recorded pilots).
 
-May import: ``algorithms``, ``audit.engine.recursion``,
+May import: ``algorithms``, ``audit.engine.models.scalar_state.recursion``,
 ``audit.engine.models.checks``, ``audit.engine.models.recording``.
 """
 from __future__ import annotations
@@ -44,8 +37,8 @@ from audit.engine.models.checks import (FALSE_REFUSAL, PILOT_STREAM, PILOT_WORK,
 from audit.engine.models.recording import (RecordingGenerator, describe_draws,
                                            inverse_cdf_explains, observe, runs_view,
                                            runs_view_of)
-from audit.engine.recursion import (WORK, grid_for, marginal_bounds, run_bounds, run_starts,
-                                    state_model_of)
+from audit.engine.models.scalar_state.recursion import (WORK, grid_for, marginal_bounds,
+                                                       run_bounds, run_starts, state_model_of)
 from algorithms.simulate import simulate
 
 STATE_ROUNDS = 1000
@@ -134,8 +127,8 @@ def _transition_explained(x, y, shift, scale, cols, model) -> bool:
     at_lo, at_hi = y <= lo + tol, y >= hi - tol
     for a, c in itertools.permutations(range(len(cols)), 2):
         pred = x + shift + scale * (cols[a] - cols[c])
-        fits = np.where(at_lo, pred <= lo + tol, np.where(at_hi, pred >= hi - tol,
-                                                          np.abs(pred - y) <= tol + tol * np.abs(pred)))
+        exact = np.abs(pred - y) <= tol * (1.0 + np.abs(pred))
+        fits = np.where(at_lo, pred <= lo + tol, np.where(at_hi, pred >= hi - tol, exact))
         if fits.all():
             return True
     return False

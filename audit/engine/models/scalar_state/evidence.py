@@ -2,7 +2,7 @@
 declares a scalar state model (``algorithms.state_model``), certified lower
 and upper bounds on the probabilities of the run events "arm i at every
 round s..k" on both sides of the pair, by the forward recursion of
-``audit.engine.recursion``, and the largest ε lower bound they certify:
+``audit.engine.models.scalar_state.recursion``, and the largest ε lower bound they certify:
 ln((P_lo − δ)/P′_hi) over every event and both directions.
 
 The events are on the actions alone, so the bound holds at action scope and
@@ -10,7 +10,7 @@ therefore also against a transcript claim (the actions are part of the
 transcript).  Events start at the first rounds after the change (earlier
 actions have the same law on both sides).
 
-May import: ``audit.engine.recursion``, ``audit.engine.privacy_loss``,
+May import: ``audit.engine.models.scalar_state.recursion``, ``audit.engine.privacy_loss``,
 ``audit.engine.evidence``.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.privacy_loss import certified
-from audit.engine.recursion import certify_runs, run_starts, state_model_of
+from audit.engine.models.scalar_state.recursion import certify_runs, run_starts, state_model_of
 
 
 class RecursionEvidence(Evidence):
