@@ -212,3 +212,20 @@ def test_act_not_drawing_from_probs_is_refused():
     alg.learner = lr._replace(act=act)
     c = _checks(alg, attack="g1")["act-is-inverse-cdf"]
     assert not c.passed and "not the inverse CDF" in c.what
+
+
+def test_a_bracket_out_of_order_is_an_internal_error_never_a_result():
+    """Run the recursion on a flipped model directly (state-monotone would
+    refuse it first): its rounding chains bound the wrong sides, and the
+    crossed bracket raises instead of being reported."""
+    from audit.engine.models.scalar_state.recursion import grid_for, marginal_bounds, run_bounds
+    alg = build("tbe-adaptive-n2")
+    model = alg.extra["state_model"]
+    flipped = dataclasses.replace(model, monotone=tuple(-m for m in model.monotone))
+    sc = ATTACKS["tbe-expert-run"].scenarios(alg)[0]
+    grid = grid_for(flipped, sc.rounds, passes=8)
+    with pytest.raises(ArithmeticError, match="out of order"):
+        run_bounds(flipped, sc.losses_a, sc.rounds, 1, 0, grid)
+    with pytest.raises(ArithmeticError, match="out of order"):
+        marginal_bounds(flipped, sc.losses_a, sc.rounds, grid)
+    run_bounds(model, sc.losses_a, sc.rounds, 1, 0, grid)      # the declared one is ordered

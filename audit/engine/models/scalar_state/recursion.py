@@ -290,7 +290,21 @@ def run_bounds(model: ScalarStateModel, losses: np.ndarray, rounds: int, start: 
         res[up] = _run_pass(chain, shifts, rounds, start, arm, mass, margin, start)
     lo, lo_m = res[lower_up]
     hi, hi_m = res[not lower_up]
-    return RunBounds(arm, start, np.arange(start, start + lo.size), lo - lo_m, hi + hi_m)
+    bounds = RunBounds(arm, start, np.arange(start, start + lo.size), lo - lo_m, hi + hi_m)
+    _ordered(bounds.log_lo, bounds.log_hi, f"run of arm {arm + 1} from round {start + 1}")
+    return bounds
+
+
+def _ordered(lo, hi, what: str) -> None:
+    """A bracket whose lower end lies above its upper end means the model's
+    premises (monotone directions) do not hold: an internal error, never a
+    result.  (``state-monotone`` refuses such a model before it gets here.)"""
+    bad = np.flatnonzero(np.asarray(lo) > np.asarray(hi))
+    if bad.size:
+        j = int(bad[0])
+        raise ArithmeticError(f"recursion bracket out of order for the {what}: lower end "
+                              f"{float(np.asarray(lo)[j]):.6g} above upper end "
+                              f"{float(np.asarray(hi)[j]):.6g}")
 
 
 def estimate_runs(model: ScalarStateModel, losses: np.ndarray, rounds: int, start: int,
@@ -360,6 +374,7 @@ def marginal_bounds(model: ScalarStateModel, losses: np.ndarray, rounds: int,
         low, high = (E[True], E[False]) if direction < 0 else (E[False], E[True])
         lo[:, i] = np.clip(low[0][:, i] * np.exp(-low[1]), 0.0, 1.0)
         hi[:, i] = np.clip(high[0][:, i] * np.exp(high[1]), 0.0, 1.0)
+        _ordered(lo[:, i], hi[:, i], f"marginal of arm {i + 1}")
     return lo, hi
 
 
