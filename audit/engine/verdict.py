@@ -105,7 +105,8 @@ class AuditResult:
                      f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
         if self.violation:
             exact = any(r.violation and r.exact for r in self.results)
-            how = ("exactly — a certificate with no statistical error" if exact
+            how = ("exactly, for the draws the code was observed to make — a certificate "
+                   "with no statistical error" if exact
                    else f"with {self.confidence:.0%} confidence")
             lines.append(f"  VERDICT: VIOLATION — the measured privacy loss exceeds the claim "
                          f"({how})")

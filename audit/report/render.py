@@ -300,9 +300,12 @@ def _banner(doc: dict) -> dict:
                      f"black-box audit.")
     if violation:
         if exact:
-            lines.append("At least one violation is exact: the output it names is a certificate "
-                         "with no statistical error (the exact privacy loss of that output exceeds "
-                         "the claim).")
+            bases = sorted({r.get("meaning", r.get("basis", "")) for a in exact
+                            for r in a.get("rests_on") or []})
+            lines.append("At least one violation is exact, for the draws the code was observed "
+                         "to make: the output it names is a certificate with no statistical "
+                         "error (the exact privacy loss of that output exceeds the claim)"
+                         + (f"; it rests on {' and '.join(bases)}." if bases else "."))
         statistical = [a for a in viol if a not in exact]
         if statistical:
             lines.append(f"Statistical results hold with {_pct(conf)} confidence overall "
@@ -428,7 +431,9 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             rows.append([
                 _label(a), f"white-box ({a.get('kind', '?')})", str(a.get("scope", "—")),
                 str(a.get("event", "?")), cnt, bnd,
-                "exact — no statistical error" if a.get("exact")
+                ("exact for the draws the code was observed to make (rests on "
+                 + ", ".join(r.get("basis", "?") for r in a.get("rests_on") or []) + ")"
+                 if a.get("rests_on") else "exact — no statistical error") if a.get("exact")
                 else f"statistical ({_pct(conf)} overall)",
                 fmt(a.get("epsilon_lower_bound")),
                 f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}",
