@@ -75,10 +75,16 @@ mode; ``algorithms.sparse_vector_model``), on pilots of the pair's own
 answers:
 
 * ``sparse-vector-law`` — the code sequences the mechanism outputs follow
-  the declared model: every possible sequence is enumerated with its
-  certified probability bracket (``audit.engine.svt_integral``), and each
-  one's simulated frequency gets an exact binomial test against the nearer
-  end of its bracket; a sequence the model makes impossible fails outright.
+  the declared model: when they can be enumerated
+  (``audit.engine.svt_integral.enumerable``) every possible sequence gets
+  its certified probability bracket (``audit.engine.svt_integral``), and
+  each one's simulated frequency an exact binomial test against the nearer
+  end of its bracket; otherwise the 200 most frequent sequences of a first
+  half of the pilot, and all other sequences together, are tested so on a
+  second, independent half.  A sequence the model makes impossible (or
+  that breaks the abort structure) fails outright.  20 000 runs a side, at
+  most 4·10⁶ run-rounds a side (but at least 2000 runs) on long horizons,
+  simulated in chunks of at most 2^21 run-rounds (bounded memory and time).
   For a model releasing a fresh Laplace value with ⊤, a Kolmogorov–Smirnov
   test of the released value minus the answer against the declared law
   joins them.  Bonferroni over every test and both sides, rejecting at
@@ -88,10 +94,11 @@ answers:
 Pilot streams are ``SeedSequence([seed, scenario, PILOT_STREAM, k])``,
 disjoint from every audit stream (black-box sides 0, 1; loss samples 7, 8);
 k = 60, 61 the transcript pilots, 70, 71 the randomisation of finite PITs,
-80, 81 the state-model pilots, 90, 91 their randomised PITs and 100, 101
-the sparse-vector pilots.
+80, 81 the state-model pilots, 90, 91 their randomised PITs, 100, 101
+the sparse-vector pilots and 102, 103 their second halves.
 
 May import: ``algorithms``, ``audit.execution.runs``, ``audit.engine.privacy_loss``,
+``audit.engine.svt_integral``, ``audit.engine.evidence.integral``,
 ``audit.engine.recursion``.
 """
 from __future__ import annotations
@@ -753,50 +760,130 @@ def _state_model_checks(alg, sc, seed, index) -> list[DeclarationCheck]:
     return out
 
 
-SPARSE_RUNS = 20_000
+SPARSE_RUNS = 20_000          # runs a side (fewer on long horizons: SPARSE_PILOT_WORK)
+SPARSE_PILOT_WORK = 4_000_000   # run-rounds a side at most, but at least 2000 runs
+SPARSE_WORK = 2 ** 21         # run-rounds simulated at a time (bounded memory)
+SPARSE_TESTED = 200           # sequences tested at most when they are not enumerated
+SPARSE_KS_VALUES = 100_000    # released values in a Kolmogorov–Smirnov test at most
+
+
+def _sparse_pilot(alg, losses, runs, rounds, rng, values: bool):
+    """The pilot's code sequences (int8, runs × rounds) and, with ``values``,
+    the numbers released in each round (runs × rounds), in chunks of
+    SPARSE_WORK run-rounds (one chunk when that suffices)."""
+    chunk = max(1, min(runs, SPARSE_WORK // max(rounds, 1)))
+    for start in range(0, runs, chunk):
+        n = min(chunk, runs - start)
+        tr = simulate(alg, losses, n, rng, rounds=rounds,
+                      point_rounds=range(rounds) if values else ())
+        y = np.stack([tr.points[t][:, 0] for t in range(rounds)], axis=1) if values else None
+        yield tr.actions.astype(np.int8), y
+
+
+def _tally(chunks, ks, answers, model):
+    """Distinct well-formed sequences with their counts over the chunks, and
+    the number of malformed ones (the abort structure broken); the released
+    values minus the answers on ⊤ rounds go into ``ks`` (capped)."""
+    from audit.engine.svt_integral import well_formed
+    counts: dict = {}
+    malformed = 0
+    for acts, y in chunks:
+        ok = well_formed(model, acts)
+        malformed += int(np.count_nonzero(~ok))
+        acts = acts[ok]
+        if y is not None:
+            y = y[ok]
+        uniq, c = np.unique(acts, axis=0, return_counts=True)
+        for row, k in zip(uniq, c):
+            key = row.tobytes()
+            counts[key] = counts.get(key, 0) + int(k)
+        if y is not None and len(ks) < SPARSE_KS_VALUES:
+            ks.extend((y - answers[None, :])[acts == 1][:SPARSE_KS_VALUES - len(ks)].tolist())
+    return counts, malformed
 
 
 def _sparse_vector_check(alg, sc, seed, index) -> DeclarationCheck:
+    """Every code sequence's frequency against its certified bracket when the
+    sequences are enumerated; otherwise the SPARSE_TESTED most frequent
+    sequences of a first half of the pilot (and all the others together)
+    against the frequencies of a second, independent half, so the tested
+    sequences are chosen before the counts they are tested on."""
     import dataclasses
     from audit.engine.evidence.integral import answers_of, describe, sparse_vector_of
-    from audit.engine.svt_integral import all_outputs_log_probability, outputs
+    from audit.engine.svt_integral import (all_outputs_log_probability, enumerable,
+                                           log_probability)
     model = sparse_vector_of(alg)
     codes_only = dataclasses.replace(model, numeric=None, numeric_scale=None)
     pairs, rounds = _losses_and_rounds(sc)
-    every = outputs(codes_only, rounds)
-    base = int(max(3, every.max() + 1))
-    weights = base ** np.arange(rounds, dtype=np.int64)[::-1]
-    keys = every.astype(np.int64) @ weights
-    pvals, stray, worst, ks = [], 0, 0.0, []
+    runs = int(max(2000, min(SPARSE_RUNS, SPARSE_PILOT_WORK // max(rounds, 1))))
+    every = enumerable(codes_only, rounds)
+    fresh = model.numeric == "fresh"
+    pvals, stray, worst, ks, tested, n_outputs = [], 0, 0.0, [], 0, 0
+    example = ""
     for k, (losses, side) in enumerate(pairs):
         answers = answers_of(losses[:rounds])
-        tr = simulate(alg, losses, SPARSE_RUNS, _rng(seed, index, 100 + k), rounds=rounds,
-                      point_rounds=range(rounds) if model.numeric == "fresh" else ())
-        acts = tr.actions.astype(np.int64)
-        got = acts @ weights
-        found = np.isin(got, keys)
-        if not found.all():
-            stray += int(np.count_nonzero(~found))
-            example = describe(acts[np.flatnonzero(~found)[0]])
-        _, lo, hi = all_outputs_log_probability(codes_only, answers)
-        counts = (got[:, None] == keys[None, :]).sum(axis=0)
+        zs: list = []
+        if every:
+            codes, lo, hi = all_outputs_log_probability(codes_only, answers)
+            n_outputs = len(codes)
+            found, bad = _tally(_sparse_pilot(alg, losses, runs, rounds,
+                                              _rng(seed, index, 100 + k), fresh), zs, answers,
+                                codes_only)
+            n_runs = runs
+            index_of = {row.tobytes(): i for i, row in enumerate(codes)}
+            counts = np.zeros(len(codes), dtype=np.int64)
+            for key, c in found.items():
+                if key in index_of:
+                    counts[index_of[key]] = c
+                else:
+                    stray += c
+                    example = example or describe(np.frombuffer(key, dtype=np.int8))
+        else:
+            half = runs // 2
+            first, bad = _tally(_sparse_pilot(alg, losses, half, rounds,
+                                              _rng(seed, index, 100 + k), False), [], answers,
+                                codes_only)
+            ranked = sorted(first.items(), key=lambda kv: (-kv[1], kv[0]))[:SPARSE_TESTED]
+            codes = np.array([np.frombuffer(key, dtype=np.int8) for key, _ in ranked])
+            lo, hi = log_probability(codes_only, answers, codes)
+            found, bad2 = _tally(_sparse_pilot(alg, losses, half, rounds,
+                                               _rng(seed, index, 102 + k), fresh), zs, answers,
+                                 codes_only)
+            bad += bad2
+            n_runs = half
+            counts = np.array([found.get(key, 0) for key, _ in ranked], dtype=np.int64)
+            impossible = np.isneginf(hi)
+            if impossible.any():
+                stray += int(sum(c for (_, c), imp in zip(ranked, impossible) if imp))
+                example = example or describe(codes[np.flatnonzero(impossible)[0]])
+            # All the other sequences together: what the tested ones leave.
+            rest = n_runs - int(counts.sum())
+            rest_lo = max(0.0, 1.0 - float(np.exp(hi).sum()))
+            rest_hi = min(1.0, 1.0 - float(np.exp(lo).sum()))
+            pvals.append(_bracket_pvalue(rest, n_runs, rest_lo, rest_hi))
+            worst = max(worst, rest_lo - rest / n_runs, rest / n_runs - rest_hi)
+        if bad:
+            stray += bad
+            example = example or "a sequence that breaks the abort structure (cutoff)"
+        tested += len(codes)
         for c, l, h in zip(counts, np.exp(lo), np.exp(hi)):
-            pvals.append(_bracket_pvalue(int(c), SPARSE_RUNS, float(l), float(h)))
-            worst = max(worst, float(l) - c / SPARSE_RUNS, c / SPARSE_RUNS - float(h))
-        if model.numeric == "fresh":
-            above = acts == 1
-            y = np.stack([tr.points[t][:, 0] for t in range(rounds)], axis=1)
-            z = (y - answers[None, :])[above]
-            if z.size:
-                from algorithms.core import Laplace
-                law = Laplace(model.numeric_scale)
-                ks.append(float(stats.kstest(z, lambda v: law.cdf(v, 0.0)).pvalue))
+            pvals.append(_bracket_pvalue(int(c), n_runs, float(l), float(h)))
+            worst = max(worst, float(l) - c / n_runs, c / n_runs - float(h))
+        if fresh and zs:
+            from algorithms.core import Laplace
+            law = Laplace(model.numeric_scale)
+            ks.append(float(stats.kstest(np.asarray(zs), lambda v: law.cdf(v, 0.0)).pvalue))
     tests = len(pvals) + len(ks)
     adj = 0.0 if stray else min(1.0, min(pvals + ks) * tests) if tests else 1.0
+    which = (f"the frequencies of all {n_outputs} code sequences ({runs} "
+             f"runs a side)" if every else
+             f"the frequencies of the {SPARSE_TESTED} most frequent code sequences of a first "
+             f"half of the pilot (and of all others together) in a second half ({tested} "
+             f"sequences, {runs // 2} runs a half, a side; too many sequences to "
+             f"enumerate)")
     what = (f"{stray} simulated output(s) the declared model makes impossible, e.g. {example}"
             if stray else
-            f"{len(pvals)} exact binomial tests of the frequencies of all {len(every)} code "
-            f"sequences ({SPARSE_RUNS} runs a side) against their certified brackets"
+            f"{len(pvals)} exact binomial tests of {which} against their certified brackets"
             + (f" and {len(ks)} Kolmogorov–Smirnov test(s) of the released values" if ks else "")
             + f": largest excess outside a bracket {max(worst, 0.0):.3g}, Bonferroni-adjusted "
               f"p = {adj:.3g}")
