@@ -7,7 +7,7 @@ and the numerical sparse vector of Wang et al., PLDI 2019) compares each
 query answer q_i, plus optional query noise ν_i, with a threshold T plus a
 threshold noise ρ drawn once (or again after each ⊤).  Given ρ the answers
 are independent, so the probability of a whole output sequence is a
-one-dimensional integral over ρ (``audit.engine.svt_integral`` computes it
+one-dimensional integral over ρ (``audit.engine.models.sparse_vector.integral`` computes it
 with a certified error bound).  The declaration is checked against what the
 code does before it is used, like every declaration.
 

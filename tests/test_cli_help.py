@@ -93,6 +93,20 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     assert cols("exp3")[2:5] == ["one-round", "g1, search", "per-round, search, pld"]
     assert cols("private-exp3")[3:5] == ["canary, first-round, batch-edge, search", "pld"]
     assert cols("tbe-lazy")[4] == "-"
+    # Sparse vectors declare their model: integral applies, whatever their scope.
+    for name in ("svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt"):
+        assert cols(name)[4] == "integral", name
+    assert cols("svt34-parallel")[4] == "-"
+
+
+def test_run_help_names_every_mode(capsys):
+    from audit.engine.evidence import MODES
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    mode_help = text.split("--mode MODE")[-1].split("--witness")[0]   # the option, not the usage
+    assert "integral" in mode_help
+    for m in MODES:
+        assert m in mode_help, m
 
 
 def test_list_attacks_says_what_each_needs_and_where_it_applies(capsys):

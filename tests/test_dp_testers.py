@@ -12,7 +12,7 @@ import pytest
 from algorithms import REGISTRY, build
 from algorithms.dp_testers.mechanisms import bloom_bits, geometric_cdf, murmur3_32
 from algorithms.simulate import simulate
-from audit.engine.svt_integral import log_probability, outputs
+from audit.engine.models.sparse_vector.integral import log_probability, outputs
 from tests import reference_dp_testers as ref
 
 NAMES = ["laplace", "truncated-geometric", "noisy-hist1", "noisy-hist2", "report-noisy-max1",
@@ -189,3 +189,154 @@ def test_svt3_density_of_a_released_value():
             for g in grid]
     p = float(np.trapezoid(dens, grid))
     assert abs(freq - p) < 6 * math.sqrt(p * (1 - p) / 400_000)
+
+
+# ------------------------------------------- sparse vector: bounded enumeration
+SVT_NAMES = ["svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt"]
+
+
+def _model(name, **kw):
+    return build(name, **kw).extra["sparse_vector"]
+
+
+@pytest.mark.parametrize("cutoff,n", [(None, 1), (None, 9), (1, 12), (2, 9), (3, 7), (7, 5),
+                                      (5, 5)])
+def test_output_count_is_combinatorial_and_outputs_are_well_formed(cutoff, n):
+    """The count Σ_{k ≤ c} C(n, k) (2^n without a cutoff) equals the number of
+    distinct well-formed sequences among all 3^n code strings."""
+    import itertools
+    from algorithms.sparse_vector_model import SparseVectorModel
+    from audit.engine.models.sparse_vector.integral import output_count, well_formed
+    m = SparseVectorModel(1.0, 2.0, 4.0, cutoff)
+    every = outputs(m, n)
+    assert len(every) == output_count(m, n) == len({tuple(r) for r in every.tolist()})
+    assert well_formed(m, every).all()
+    brute = np.array(list(itertools.product((0, 1, 2), repeat=n)))
+    assert int(well_formed(m, brute).sum()) == output_count(m, n)
+    assert every.tolist() == sorted(every.tolist())
+
+
+def test_large_outputs_are_counted_not_enumerated():
+    from audit.engine.models.sparse_vector.integral import ENUMERATION_LIMIT, enumerable, output_count
+    m1, m6 = _model("svt1"), _model("svt6")
+    assert output_count(m1, 1000) == 1001 and enumerable(m1, 1000)
+    assert output_count(m6, 24) == 2 ** 24 > ENUMERATION_LIMIT
+    assert not enumerable(m6, 24) and not enumerable(_model("numerical-svt"), 10)
+    with pytest.raises(ValueError, match="enumerated at most"):
+        outputs(m6, 24)
+    # svt1 at T = 24 (2^24 code strings, 25 outputs): instant, all of them.
+    assert len(outputs(m1, 24)) == 25
+
+
+def test_long_horizon_stays_within_bounded_memory():
+    """svt1 at T = 1000: all 1001 outputs on a pattern's answers, certified,
+    with numpy's peak allocation (traced) under 64 MB."""
+    import tracemalloc
+    from audit.engine.models.sparse_vector.integral import all_outputs_log_probability
+    m = _model("svt1", horizon=1000)
+    q = np.ones(1000)
+    q[500:] = 0.0
+    tracemalloc.start()
+    try:
+        codes, lo, hi = all_outputs_log_probability(m, q)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(codes) == 1001
+    assert np.all(lo <= hi)
+    assert np.exp(lo).sum() <= 1 <= np.exp(hi).sum()
+    assert peak < 64 * 2 ** 20, peak
+
+
+@pytest.mark.parametrize("eps", [100.0, 1e4])
+@pytest.mark.parametrize("name", ["svt1", "svt2", "svt4", "svt5", "svt6"])
+def test_large_epsilon_brackets_are_ordered_and_bracket_one(name, eps):
+    """At large ε the scales are tiny next to the answers' kinks: the grid
+    still holds every kink and the tails decay, so every bracket is ordered
+    and the total probability is bracketed around 1 on every pattern."""
+    from attacks.testers import pattern_pairs
+    from audit.engine.models.sparse_vector.integral import all_outputs_log_probability
+    alg = build(name, epsilon=eps)
+    m = alg.extra["sparse_vector"]
+    for _, a, b in pattern_pairs(alg):
+        for q in (a[:, 0], b[:, 0]):
+            _, lo, hi = all_outputs_log_probability(m, q)
+            assert np.all(lo <= hi)
+            assert np.exp(lo).sum() <= 1 <= np.exp(hi).sum()
+
+
+def test_svt1_at_epsilon_100_audits_end_to_end(tmp_path):
+    """``audit run svt1 --epsilon 100 --mode integral``: exit 0, every pair's
+    exact ε a bracket with lo ≤ hi, at most the claim (Alg 1 is ε-DP)."""
+    from audit import jsondoc
+    from audit.cli.main import main
+    out = tmp_path / "r.json"
+    assert main(["run", "svt1", "--epsilon", "100", "--mode", "integral", "--trials", "2000",
+                 "--jobs", "1", "--no-store", "--quiet", "--json", str(out)]) == 0
+    doc = jsondoc.loads(out.read_text())
+    pairs = [a["details"]["pair_epsilon"] for a in doc["attacks"] if a["kind"] == "integral"]
+    assert len(pairs) == 8
+    for lo, hi in pairs:
+        assert 0 <= lo <= hi <= 100 * (1 + 1e-6)
+    assert 0 < doc["epsilon_lower_bound"] <= 100
+
+
+@pytest.mark.parametrize("name", SVT_NAMES)
+def test_brackets_are_always_ordered(name):
+    """On random answers (and, for numeric models, simulated outputs), every
+    certified bracket has lo ≤ hi, with the output counts bracketing 1."""
+    alg = build(name)
+    m = alg.extra["sparse_vector"]
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = rng.uniform(-10, 10, 10)
+        if m.finite_outputs:
+            codes = outputs(m, 10)
+            lo, hi = log_probability(m, q, codes)
+            assert np.exp(lo).sum() <= 1 <= np.exp(hi).sum()
+        else:
+            tr = simulate(alg, q[:, None], 200, rng, point_rounds=range(10))
+            codes = tr.actions
+            values = np.stack([tr.points[t][:, 0] for t in range(10)], axis=1)
+            lo, hi = log_probability(m, q, codes, values)
+            assert np.all(np.isfinite(lo))
+        assert not np.any(np.isnan(lo)) and not np.any(np.isnan(hi))
+        assert np.all(lo <= hi)
+
+
+def test_an_unordered_bracket_is_an_internal_error(monkeypatch):
+    """An inverted bracket can only come from a bug: log_probability raises
+    instead of returning it."""
+    from audit.engine.models.sparse_vector import integral as svt_integral
+    real = svt_integral._segment_bounds
+
+    def inverted(*args):
+        lo, hi = real(*args)
+        return hi + 1.0, lo
+    monkeypatch.setattr(svt_integral, "_segment_bounds", inverted)
+    m = _model("svt1")
+    with pytest.raises(AssertionError, match="not ordered"):
+        log_probability(m, np.zeros(10), outputs(m, 10))
+    with pytest.raises(AssertionError, match="not ordered"):
+        svt_integral.check_ordered(np.array([0.0, -1.0]), np.array([0.0, np.nan]), "test")
+
+
+def test_outputs_too_many_to_enumerate_are_sampled():
+    """svt6 at T = 24 (2^24 outputs): the integral evidence samples outputs,
+    integrates each distinct one exactly, and certifies the largest loss;
+    the sparse-vector-identity check replays the declared model on every
+    pilot run's own draws."""
+    from audit.engine import audit_algorithm
+    alg = build("svt6", horizon=24)
+    res = audit_algorithm(alg, ["patterns"], trials=200, modes=["integral"], seed=3)
+    assert all(c.passed for c in res.declaration_checks)
+    assert [c.check for c in res.declaration_checks] == ["sparse-vector-identity"] * 8
+    found = [r for r in res.results if r.kind == "integral"]
+    assert len(found) == 8
+    for r in found:
+        d = r.details
+        assert d["enumerated"] is False and 0 < d["distinct_outputs"] <= 400
+        assert d["outputs_log2"] == pytest.approx(24)
+        assert any("sampled instead" in n for n in r.notes)
+    # Alg 6 is not 0.1-DP: a sampled output certifies it (half-half).
+    assert res.violation and max(r.epsilon_lower_bound for r in found) > 0.1

@@ -10,15 +10,16 @@ usage, including a user's algorithm that breaks the interface or raises (one
 line naming the flag, key or function), 3 an internal error of the tool (one
 line naming a file that holds the traceback).  Never a traceback on stderr.
 
-May import: ``algorithms``, ``audit.execution``.
+May import: ``algorithms``, ``audit.execution``, ``audit.jsondoc``.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
+
+from audit import jsondoc
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -173,8 +174,8 @@ def write_json_atomic(path: str, doc: dict, flag: str = "--json") -> None:
     tmp = f"{path}.tmp{os.getpid()}"
     try:
         with open(tmp, "w") as fh:
-            json.dump(doc, fh, indent=2, default=float)
-            fh.write("\n")
+            # One convention for non-finite numbers, strict JSON (audit.jsondoc).
+            fh.write(jsondoc.dumps(doc, indent=2) + "\n")
         os.replace(tmp, path)
     except OSError as exc:
         if os.path.exists(tmp):

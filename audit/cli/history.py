@@ -1,6 +1,6 @@
 """``audit history``: past audit results from the store, newest first.
 
-May import: ``audit.execution``, ``audit.cli.common``.
+May import: ``audit.execution``, ``audit.cli.common``, ``audit.jsondoc``.
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def add_history_parser(sub):
 
 
 def cmd_history(args):
-    import json
     import os
+    from audit import jsondoc
     from audit.execution.store import Store, default_path
     path = args.store or default_path()
     if not os.path.exists(path):
@@ -35,7 +35,8 @@ def cmd_history(args):
         with Store(path, readonly=True) as store:
             rows = store.history(args.algorithm, args.limit)
     if args.json:
-        print(json.dumps({"schema": "audit-history/1", "store": path, "audits": rows}, indent=2))
+        print(jsondoc.dumps({"schema": "audit-history/1", "store": path, "audits": rows},
+                            indent=2))
         return EXIT_OK
     if not rows:
         what = f" of {args.algorithm}" if args.algorithm else ""

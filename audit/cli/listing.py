@@ -14,8 +14,11 @@ from audit.cli.common import (EXIT_OK, check_attack_applies, data_independence_w
 
 def white_box_modes(alg) -> list[str]:
     """The white-box modes that apply to ``alg`` with its default attacks
-    (``audit.engine.privacy_loss.scope_of``: "actions" → per-round if an attack gives a
-    history, search, pld; "transcript" → pld; else none)."""
+    (``audit.engine.evidence.whitebox.applicable_modes`` on their pairs: at
+    action scope (``audit.engine.privacy_loss.scope_of``) per-round if an
+    attack gives a history, search, pld; at transcript scope pld; recursion
+    where a scalar state model is declared; integral where a sparse vector
+    is — whatever the scope)."""
     from audit.engine.evidence.whitebox import applicable_modes
     found: list[str] = []
     for name in alg.default_attacks:
@@ -63,7 +66,6 @@ def attack_applicability(attack, algorithms: dict) -> tuple[list[str], str]:
 
 def cmd_list(args) -> int:
     from algorithms import REGISTRY, build
-    from audit.engine.privacy_loss import scope_of
     from audit.engine.scenarios import attack_names
     ATTACKS = _attacks()
     algorithms = {name: build(name) for name in REGISTRY}
@@ -86,7 +88,7 @@ def cmd_list(args) -> int:
         eps = f"ε = {c.epsilon:g}" + (f", δ = {c.delta:g}" if c.delta else "")
         if c.per_round_epsilon is not None:
             eps += f" (ε_t = {c.per_round_epsilon:g} per round)"
-        modes = white_box_modes(alg) if scope_of(alg) is not None else []
+        modes = white_box_modes(alg)
         rows.append((name, eps, c.scope, c.relation_words, ", ".join(attack_names(alg, None)) or "-",
                      ", ".join(modes) or "-", entry.summary))
         sources.append(c.source)

@@ -1,7 +1,7 @@
 """``audit report`` (re-render a saved result document) and ``audit
 gallery`` (audit every built-in algorithm and write all reports).
 
-May import: ``audit.execution``, ``audit.report``, ``audit.cli.common``.
+May import: ``audit.execution``, ``audit.report``, ``audit.cli.common``, ``audit.jsondoc``.
 """
 from __future__ import annotations
 
@@ -31,9 +31,10 @@ def add_report_parsers(sub):
 
 def load_result(path: str) -> dict:
     import json
+    from audit import jsondoc
     try:
         with open(path) as fh:
-            doc = json.load(fh)
+            doc = jsondoc.load(fh)   # "inf"/"-inf" back to floats (audit.jsondoc)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
     except (OSError, json.JSONDecodeError) as exc:

@@ -77,7 +77,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         if m not in MODES:
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
-    scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted)
+    scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted,
+                                     events="black-box" in wanted)
     check_scenarios(scenarios, claim)
     check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]

@@ -13,6 +13,7 @@ May import: ``algorithms``, ``attacks``, ``audit.execution.progress``,
 """
 from __future__ import annotations
 
+import inspect
 from typing import Optional, Sequence
 
 from algorithms.core import Algorithm
@@ -39,11 +40,15 @@ def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
     return names + [SEARCH]
 
 
-def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool = True):
+def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool = True,
+                  events: bool = True):
     """The scenarios of the named attacks (default: the algorithm's and the
     search) and the names of the attacks that ran.  A search added by
     default that does not apply to ``alg`` is left out, unless it is the
-    only attack."""
+    only attack.  ``events=False`` (an audit without the black-box mode,
+    the only user of a scenario's events) spares an attack that can leave
+    them out its event pilots (``patterns``: 8000 runs of the whole
+    horizon)."""
     names = attack_names(alg, attacks, search)
     for name in names:
         if name not in ATTACKS:
@@ -51,7 +56,7 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
         if alg.learner.reads_first and name not in STREAM_ATTACKS:
             raise ValueError(f"attack {name} builds pairs for learners; {alg.name} is a mechanism "
                              f"over a stream of answers: choose from {', '.join(STREAM_ATTACKS)}")
-    built = {name: ATTACKS[name].scenarios(alg) for name in names if name != SEARCH}
+    built = {name: _scenarios(ATTACKS[name], alg, events) for name in names if name != SEARCH}
     if SEARCH in names:
         others = [sc for found in built.values() for sc in found]
         if others:
@@ -66,6 +71,14 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
                                  f"with --attack ({', '.join(ATTACKS)})") from None
             names = [n for n in names if n != SEARCH]   # the algorithm's own attacks alone
     return [sc for name in names for sc in built[name]], names
+
+
+def _scenarios(attack, alg: Algorithm, events: bool):
+    """``attack.scenarios(alg)``, without event pilots when ``events`` is
+    False and the attack can leave them out."""
+    if not events and "events" in inspect.signature(attack.scenarios).parameters:
+        return attack.scenarios(alg, events=False)
+    return attack.scenarios(alg)
 
 
 def _search(alg: Algorithm, checked: bool):

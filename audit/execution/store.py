@@ -24,7 +24,8 @@ are a week old.  After every ``audit run``/``audit check`` that writes to
 the store it is pruned to ``$AUDIT_STORE_KEEP`` (default 3; 0 = never), so
 a cached store stays bounded.
 
-May import: the standard library and numpy; ``audit`` for its version.
+May import: the standard library and numpy; ``audit`` for its version; ``audit.jsondoc``
+(the JSON text of the result documents it keeps).
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+
+from audit import jsondoc
 
 SCHEMA_VERSION = 1
 STORE_ENV = "AUDIT_STORE"
@@ -209,12 +212,12 @@ class Store:
                 "trials, seed, runtime_seconds, fingerprint, result) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (time.time(), source, name or doc["algorithm"]["name"], doc["algorithm"]["name"],
-                 json.dumps(doc["algorithm"]["params"], default=_json_default, sort_keys=True),
+                 jsondoc.dumps(doc["algorithm"]["params"], sort_keys=True),
                  doc["tool_version"], commit, None if dirty is None else int(dirty),
                  claim.get("epsilon"), claim.get("delta"), float(doc["epsilon_lower_bound"]),
                  doc["verdict"], int(doc["budget"]["trials"]), int(doc["budget"]["seed"]),
                  doc["runtime_seconds"], fingerprint,
-                 json.dumps(doc, default=_json_default)))
+                 jsondoc.dumps(doc)))
         except sqlite3.Error as exc:
             raise StoreError(f"store {self.path}: {exc}") from None
         return cur.lastrowid
@@ -243,7 +246,7 @@ class Store:
         out = []
         for row in rows:
             d = dict(zip(keys, row))
-            d["params"] = json.loads(d["params"])
+            d["params"] = jsondoc.loads(d["params"])
             d["git_dirty"] = None if d["git_dirty"] is None else bool(d["git_dirty"])
             d["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(d["time"]))
             out.append(d)
@@ -251,7 +254,7 @@ class Store:
 
     def result_document(self, audit_id: int) -> Optional[dict]:
         row = self._db.execute("SELECT result FROM audits WHERE id = ?", (audit_id,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return jsondoc.loads(row[0]) if row else None
 
     # -- housekeeping ------------------------------------------------------
     def info(self) -> dict:

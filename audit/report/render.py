@@ -13,18 +13,18 @@
 Every file is written to a temporary name and renamed into place, so a
 failure never leaves a half-written report.
 
-May import: ``audit.report.figures``; it reads result documents, never
-the engine.
+May import: ``audit.report.figures``, ``audit.jsondoc`` (the JSON text of
+``result.json``); it reads result documents, never the engine.
 """
 from __future__ import annotations
 
 import base64
 import html
-import json
 import os
 import re
 from typing import Optional
 
+from audit import jsondoc
 from audit.report.figures import figure_for, fmt, regret_figure
 
 REQUIRED = ("algorithm", "claim", "budget", "attacks", "verdict")
@@ -722,7 +722,7 @@ def write_report(doc: dict, out_dir: str) -> dict:
     md = _md(blocks, out_dir)
     paths = {"html": os.path.join(out_dir, "report.html"), "md": os.path.join(out_dir, "report.md"),
              "json": os.path.join(out_dir, "result.json"), "figures": written}
-    _atomic_write(paths["json"], json.dumps(doc, indent=2, ensure_ascii=False, default=float) + "\n")
+    _atomic_write(paths["json"], jsondoc.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     _atomic_write(paths["md"], md)
     _atomic_write(paths["html"], page)
     # figures of an earlier rendering into the same folder that this one did not draw

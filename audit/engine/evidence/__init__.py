@@ -12,7 +12,7 @@ which white-box kinds a scenario supports.
 from audit.engine.evidence.base import Evidence, EvidenceResult, alpha_per_share, collect
 from audit.engine.evidence.event_test import EventTestEvidence, EventTestResult
 from audit.engine.evidence.per_round import PerRoundEvidence
-from audit.engine.evidence.integral import IntegralEvidence
+from audit.engine.models.sparse_vector.evidence import IntegralEvidence
 from audit.engine.models.scalar_state.evidence import RecursionEvidence
 from audit.engine.evidence.pld import LossDistributionEvidence
 from audit.engine.evidence.search import SearchEvidence

@@ -1,11 +1,4 @@
-"""The sparse vector model (``algorithms.sparse_vector_model``): a
-mechanism that compares each answer q_i plus query noise ν_i with a
-threshold T plus a threshold noise ρ, answering ⊥/⊤ (aborted after c ⊤s),
-with ρ drawn once or again after each ⊤, and possibly a number released with
-⊤.  Its exact output probabilities are one-dimensional integrals over ρ
-(``audit.engine.svt_integral``; the ``integral`` kind).
-
-Verification against the code — ``sparse-vector-identity`` (identity): on a
+"""A sparse vector model's verification against the code — ``sparse-vector-identity`` (identity): on a
 recording generator (``audit.engine.models.recording``) the declared model
 is *replayed from the code's own draws* and must reproduce every code and
 every released number of every pilot run:
