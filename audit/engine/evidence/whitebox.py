@@ -25,6 +25,8 @@ REST_WORDS = {
     "replay": "deterministic replay of the code's own functions",
     "statistical": "a statistical check of the declaration",
 }
+REST_SHORT = {"identity": "recorded-draw identity", "replay": "deterministic replay",
+              "statistical": "statistical check"}
 # Exact losses are sums of floating-point terms; a loss that equals the claim
 # in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
 # a violation because of rounding.
@@ -130,7 +132,7 @@ class WhiteBoxResult(EvidenceResult):
         lines.append(f"  {'':30s} {self.event}")
         if self.exact and self.rests_on:
             lines.append(f"  {'':30s} exact for the draws the code was observed to make "
-                         f"(rests on: {', '.join(REST_WORDS[b] for b in self.rests_on)})")
+                         f"({' and '.join(REST_SHORT[b] for b in self.rests_on)})")
         lines += [f"  {'':30s} note: {note}" for note in self.notes]
         return lines
 
