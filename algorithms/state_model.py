@@ -3,7 +3,7 @@ through one scalar state: ``ScalarStateModel``.  An algorithm declares one
 in ``Algorithm.extra["state_model"]``; the auditor then computes exact
 probabilities of action events by a forward recursion over a grid of that
 state (``audit.engine.models.scalar_state.recursion``), after checking the declaration against
-the code on pilots (``audit.engine.declarations``).
+the code on pilots (``audit.engine.models.scalar_state``).
 
 The model, at every round t = 1, 2, … (u_1 = ``start``):
 

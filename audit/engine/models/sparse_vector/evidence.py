@@ -22,7 +22,7 @@ one-dimensional integral over the threshold noise, which
   with δ > 0 the certified δ(ε) lower bound is summed over the distinct
   sampled outputs only (a sum over some outputs of nonnegative terms is
   still a lower bound).  Memory and time are bounded by the number of
-  samples, whatever the horizon (``svt_integral`` works in batches).
+  samples, whatever the horizon (``integral`` works in batches).
 * Outputs that release numbers with ⊤ (Alg 3; the numerical sparse
   vector): outputs are sampled on each side and their exact loss (a
   density ratio, bracketed) is computed; the largest certified lower end is
