@@ -276,6 +276,12 @@ class Learner(NamedTuple):
     # correctly; the declaration checks refuse an undeclared one, and any
     # shared field that depends on a run's own randomness.
     shared: tuple = ()
+    # A mechanism that sees its whole input at once (a plain function,
+    # ``algorithms.as_written.functions``): ``whole(losses (T, K), runs,
+    # rng) -> (codes (runs, T), {round: numbers (runs, d)} or None)``.  The
+    # simulation calls it instead of init/act/feed; ``feedback`` is then
+    # "stream" and ``point`` only says that numbers are observed.
+    whole: Optional[Callable] = None
 
     @property
     def full_rows(self) -> bool:

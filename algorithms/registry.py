@@ -65,32 +65,14 @@ def load_user_object(path: str):
                          f"{attr!r}") from None
 
 
-# How each input is named in a message, by where it came from: the command
-# line, a suite entry (audit.toml) or a Python call (assert_private).
-NAMING = {
-    "cli": {"T": "--horizon", "K": "--arms", "N": "--experts", "epsilon": "--epsilon",
-            "delta": "--delta", "claim_epsilon": "--claim-epsilon",
-            "claim_delta": "--claim-delta", "set": "{flag} {value}",
-            "param": "--param {name}={value}", "param_name": "--param {name}"},
-    # `audit regret` has no claim flags.
-    "cli-regret": {"T": "--horizon", "K": "--arms", "N": "--experts", "epsilon": "--epsilon",
-                   "delta": "--delta", "claim_epsilon": None, "claim_delta": None,
-                   "set": "{flag} {value}", "param": "--param {name}={value}",
-                   "param_name": "--param {name}"},
-    "suite": {"T": "horizon", "K": "arms", "N": "experts", "epsilon": "epsilon",
-              "delta": "delta", "claim_epsilon": "claim_epsilon", "claim_delta": "claim_delta",
-              "set": "{flag} = {value}", "param": "params.{name} = {value!r}",
-              "param_name": "params.{name}"},
-    "python": {"T": "horizon", "K": "arms", "N": "experts", "epsilon": "epsilon",
-               "delta": "delta", "claim_epsilon": "claim_epsilon", "claim_delta": "claim_delta",
-               "set": "{flag}={value}", "param": "{name}={value!r}", "param_name": "{name}"},
-}
-SLOTS = ("T", "K", "N", "epsilon", "delta")
+from .as_written.binding import NAMING, SLOTS  # noqa: E402,F401 (re-exported)
+
 
 
 def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=None,
           params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
-          naming: str = "cli") -> Algorithm:
+          naming: str = "cli", methods: Optional[str] = None,
+          feedback: Optional[str] = None) -> Algorithm:
     """Build a registered algorithm, or a user's ``package.module:attribute``:
     either an ``Algorithm`` or a factory ``f(T, K, N, epsilon, delta,
     **params)``.
@@ -111,11 +93,17 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
         if isinstance(obj, Algorithm):
             return obj
         if not callable(obj):
-            raise ValueError(f"algorithm {name!r} is neither an Algorithm nor a factory "
-                             "returning one")
-        return _build_user(name, obj, horizon, arms, experts,
-                           epsilon if epsilon is not None else claim_epsilon,
-                           delta if delta is not None else claim_delta, params, names)
+            raise ValueError(f"algorithm {name!r} is neither an Algorithm, a factory returning "
+                             "one, a class nor a mechanism function")
+        from .as_written import as_algorithm, is_as_written
+        if is_as_written(obj):
+            return as_algorithm(obj, name, horizon, arms, experts, epsilon, delta, params,
+                                claim_epsilon, claim_delta, names, methods, feedback)
+        if methods is not None or feedback is not None:
+            raise ValueError(f"{'--methods' if methods is not None else '--feedback'} applies "
+                             f"to a class audited as written; {name} is a factory")
+        return _build_user(name, obj, horizon, arms, experts, epsilon, delta, params, names,
+                           claim_epsilon, claim_delta)
     kwargs = {"T": entry.horizon if horizon is None else horizon,
               "K": entry.arms if arms is None else arms}
     if entry.experts is not None:
@@ -160,54 +148,67 @@ def _blame_word_param(exc: Exception, params: dict, names: dict) -> None:
 
 
 def _build_user(name, factory, horizon, arms, experts, epsilon, delta, params,
-                names) -> Algorithm:
+                names, claim_epsilon=None, claim_delta=None) -> Algorithm:
+    """Call a user's factory with the slots it names (``as_written.binding``:
+    ``make(epsilon=1.0, T=1000, K=2)`` gets each by its name, the old
+    ``make(T, K, N, epsilon, delta, **params)`` too), its own defaults where
+    no flag is given, and ``params``."""
     import inspect
+    from .as_written.binding import SLOTS, bind, call_args, required_missing
     from .errors import UserCodeError, user_call
     attr = name.partition(":")[2]
-    values = [horizon or 1000, arms or 2, experts, epsilon, delta]
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):  # some callables have none: call as documented
-        sig = None
-    kinds = inspect.Parameter
-    if sig is None or any(p.kind == kinds.VAR_POSITIONAL for p in sig.parameters.values()):
-        args, kwargs = values[:4] + [0.0 if delta is None else delta], {}
-        named, takes_any = [], True
-    else:
-        positional = [p for p in sig.parameters.values()
-                      if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
-        if len(positional) < len(SLOTS):
-            raise ValueError(f"algorithm {name!r}: a factory must take (T, K, N, epsilon, delta, "
-                             f"**params); {attr}{sig} does not")
-        slots = positional[:len(SLOTS)]
-        named = [p.name for p in positional[len(SLOTS):]] + [
-            p.name for p in sig.parameters.values() if p.kind == kinds.KEYWORD_ONLY]
-        takes_any = any(p.kind == kinds.VAR_KEYWORD for p in sig.parameters.values())
-        slot_of = {p.name: s for p, s in zip(slots, SLOTS)} | {s: s for s in SLOTS}
-        for k in params:
-            if k in slot_of:
-                raise ValueError(f"{names['param_name'].format(name=k)}: {k} is set with "
-                                 f"{names[slot_of[k]]}, not as a parameter")
-            if not takes_any and k not in named:
-                raise ValueError(f"{names['param_name'].format(name=k)}: {name} does not "
-                                 f"accept it (its parameters: {', '.join(named) or 'none'})")
-        if values[3] is None:
-            if slots[3].default is inspect.Parameter.empty:
-                claim = names["claim_epsilon"]
-                raise ValueError(
-                    f"{name}: its factory needs epsilon: pass "
-                    f"{names['set'].format(flag=names['epsilon'], value='E')} (the ε it is "
-                    f"built with)" + (f" or {names['set'].format(flag=claim, value='E')}"
-                                      if claim else ""))
-            values[3] = slots[3].default
-        if values[4] is None:
-            values[4] = 0.0 if slots[4].default is inspect.Parameter.empty else slots[4].default
-        # By keyword where the signature allows, so the names are its own.
-        args = [v for p, v in zip(slots, values) if p.kind == kinds.POSITIONAL_ONLY]
-        kwargs = {p.name: v for p, v in zip(slots, values) if p.kind != kinds.POSITIONAL_ONLY}
+    b = bind(factory)
+    flags = {"T": horizon, "K": arms, "N": experts,
+             "epsilon": epsilon if epsilon is not None else claim_epsilon,
+             "delta": delta if delta is not None else claim_delta}
+    given = {"T": horizon, "K": arms, "N": experts}
+    for slot, v in given.items():
+        if v is not None and not b.takes(slot):
+            raise ValueError(f"{names[slot]} does not apply to {name}: its factory "
+                             f"{attr}{inspect.signature(factory)} takes no "
+                             f"{ {'T': 'horizon', 'K': 'number of arms', 'N': 'experts'}[slot]}")
+    slot_of = {n: s for s, n in b.names.items()} | ({s: s for s in SLOTS} if b.positional
+                                                     else {})
+    for k in params:
+        if k in slot_of:
+            raise ValueError(f"{names['param_name'].format(name=k)}: {k} is set with "
+                             f"{names[slot_of[k]]}, not as a parameter")
+        if not b.takes_any and k not in b.own:
+            raise ValueError(f"{names['param_name'].format(name=k)}: {name} does not "
+                             f"accept it (its parameters: {', '.join(b.own) or 'none'})")
+    fallback = {"T": 1000, "K": 2, "N": None, "epsilon": None, "delta": 0.0}
+    values = {}
+    for slot in SLOTS:
+        if not b.takes(slot):
+            continue
+        v = flags[slot]
+        if v is None:
+            d = b.default(slot)
+            v = fallback[slot] if d is inspect.Parameter.empty else d
+        values[slot] = v
+    if b.takes("epsilon") and values.get("epsilon") is None and \
+            b.default("epsilon") is inspect.Parameter.empty:
+        claim = names["claim_epsilon"]
+        raise ValueError(
+            f"{name}: its factory needs epsilon: pass "
+            f"{names['set'].format(flag=names['epsilon'], value='E')} (the ε it is "
+            f"built with)" + (f" or {names['set'].format(flag=claim, value='E')}"
+                              if claim else ""))
+    if delta is not None and not b.takes("delta"):
+        raise ValueError(f"{names['delta']} does not apply to {name}: its factory takes no "
+                         f"delta")
+    if epsilon is not None and not b.takes("epsilon"):
+        raise ValueError(f"{names['epsilon']} does not apply to {name}: its factory takes no "
+                         f"epsilon (audit against another claim with "
+                         f"{names['claim_epsilon'] or 'a claim override'})")
+    missing = required_missing(b, params)
+    if missing:
+        raise ValueError(f"{name} needs {missing[0]!r}: pass "
+                         f"{names['param'].format(name=missing[0], value='VALUE')}")
+    args, kwargs = call_args(b, values, params)
     try:
         with user_call(attr):
-            alg = factory(*args, **kwargs, **params)
+            alg = factory(*args, **kwargs)
     except UserCodeError as exc:
         if isinstance(exc.__cause__, (ValueError, TypeError)):
             _blame_word_param(exc.__cause__, params, names)
@@ -215,11 +216,11 @@ def _build_user(name, factory, horizon, arms, experts, epsilon, delta, params,
     if not isinstance(alg, Algorithm):
         raise ValueError(f"algorithm {name!r}: factory returned {type(alg).__name__}, "
                          "not an Algorithm")
-    if takes_any and sig is not None:
-        used = set(named) | set(alg.params or {})
+    if b.takes_any and b.params:
+        used = set(b.own) | set(alg.params or {})
         unused = [k for k in params if k not in used]
         if unused:
-            listed = sorted(used - set(SLOTS) - {p.name for p in slots})
+            listed = sorted(used - set(SLOTS) - set(b.names.values()))
             raise ValueError(f"{names['param_name'].format(name=unused[0])}: {name} does not "
                              f"use it (its parameters: {', '.join(listed) or 'none'})")
     return alg

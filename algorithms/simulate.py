@@ -63,6 +63,8 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
             raise ValueError(f"{alg.name} needs expert advice of shape (T, N={alg.n_experts}, K)")
         advice = check_advice(advice, losses.shape[0], alg.n_experts, alg.n_arms)
     T = losses.shape[0] if rounds is None else rounds
+    if learner.whole is not None:
+        return _simulate_whole(learner, losses, runs, rng, T, point_rounds)
     dtype = np.int16 if learner.n_arms < 2 ** 15 else np.int64
     out = np.empty((T, runs), dtype=dtype)
     total = np.zeros(runs)
@@ -132,6 +134,24 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
         return Trace(out.T, total, points=points or None)
     rel = np.stack(releases, axis=1) if releases else np.zeros((runs, 0))
     return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None, points or None)
+
+
+def _simulate_whole(learner, losses, runs, rng, T, point_rounds) -> Trace:
+    """A mechanism that reads its whole input at once (``Learner.whole``):
+    one call on all of ``losses`` (never a prefix: its outputs may depend
+    on every input), its observations cut to the first ``T`` rounds."""
+    try:
+        codes, points = learner.whole(losses, runs, rng)
+    except (UserCodeError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the mechanism's error
+        raise _user_error("whole", None, exc, runs, learner.n_arms) from exc
+    codes = np.asarray(codes)[:, :T]
+    points = points or {}
+    # A round where nothing numeric is observed reads as the number 0.
+    kept = {t: np.array(points[t], dtype=float, copy=True) if t in points else np.zeros((runs, 1))
+            for t in point_rounds if t < T}
+    return Trace(codes, np.zeros(runs), points=kept or None)
 
 
 # What a function must return, for "its result could not be used" errors.

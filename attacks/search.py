@@ -52,10 +52,10 @@ bounds stay valid with the Bonferroni paid over the finalists only (2 α
 shares each, like any pair).  The pilot does not depend on the audit's
 seed: every audit of the same algorithm tests the same finalists.
 
-The finalists are audited black-box: each runs a copy of the algorithm
-without its white-box declarations, which only the engine's white-box modes
-read (white-box evidence on every finalist would double an audit's cost;
-the family attacks' pairs get it).
+The finalists are audited black-box and, where the algorithm declares a
+model of its randomness (``probs``/``commit``, a transcript model, a state
+or sparse-vector model), by the engine's white-box modes too, after the
+declaration checks, like every other attack's pairs.
 
 Mechanisms over a stream of answers (``feedback="stream"``, whose claims may
 use the ``bounded-all`` relation) are searched by ``attacks.testers``'
@@ -87,6 +87,17 @@ LATE = (2, 3, 5, 9)         # late candidates: rounds T − 1, T − 2, T − 4,
 RANDOM_ROUNDS = 4
 PILOT_ROW_ROUNDS = 4_000_000  # runs × simulated rounds, both sides, both stages
 CALL_OVERHEAD = 250         # runs' worth of work per simulated round of any call
+# Code audited as written makes a Python call per run and round, about a
+# hundred times a vectorised learner's cost a run: its pilot gets an eighth
+# of the row-rounds, and a call costs nothing beyond its runs.
+PER_RUN_CODE_ROW_ROUNDS = PILOT_ROW_ROUNDS // 8
+
+
+def pilot_costs(alg: Algorithm) -> tuple[int, int]:
+    """(row-rounds of the pilot, a call's overhead in runs) for ``alg``."""
+    if (alg.extra or {}).get("per_run_calls"):
+        return PER_RUN_CODE_ROW_ROUNDS, 0
+    return PILOT_ROW_ROUNDS, CALL_OVERHEAD
 MIN_RUNS, MAX_RUNS = 100, 4000  # runs per side and candidate in one halving rung
 PILOT_ALPHA = 0.05          # split over a candidate's events and directions
 STAGE1 = 0.6                # share of the pilot spent on where (stage 1)
@@ -195,6 +206,7 @@ class _Space:
         self.periods = periods(alg)
         self.lo, self.hi = float(alg.loss_range[0]), float(alg.loss_range[1])
         self.unit = (self.lo, self.hi) == (0.0, 1.0)
+        self.budget, self.overhead = pilot_costs(alg)
         self._backgrounds: dict = {}
 
     # ---------------------------------------------------------------- shape
@@ -372,7 +384,7 @@ class _Pilot:
                           rounds=c.rounds, point_rounds=pts)
             store[side].append(tr.actions)
             store[2 + side].append(tr.points or {})
-        self.rows += call_cost(c, n)
+        self.rows += call_cost(c, n, self.space.overhead)
         if self.phase is not None:
             self.phase.to(self.rows)
 
@@ -421,11 +433,11 @@ class Ranked:
     runs: int          # pilot runs per side behind the score
 
 
-def call_cost(c: Candidate, n: int) -> int:
+def call_cost(c: Candidate, n: int, overhead: int = CALL_OVERHEAD) -> int:
     """Row-rounds charged for ``n`` runs of both sides of ``c``: a call to
     the simulation costs about ``CALL_OVERHEAD`` runs' worth per round
     whatever its size (the learner's per-round work in Python)."""
-    return 2 * (n + CALL_OVERHEAD) * c.rounds
+    return 2 * (n + overhead) * c.rounds
 
 
 def halving(pilot: _Pilot, cands: list, budget: float, keep: int) -> tuple[list, int]:
@@ -448,12 +460,13 @@ def halving(pilot: _Pilot, cands: list, budget: float, keep: int) -> tuple[list,
     for rung, share in enumerate(shares):
         # Over the share even at MIN_RUNS: the screen drops the last in
         # priority order, a later rung the costliest after its leader.
-        while len(alive) > 1 and sum(call_cost(c, MIN_RUNS) for c in alive) > share:
+        over = pilot.space.overhead
+        while len(alive) > 1 and sum(call_cost(c, MIN_RUNS, over) for c in alive) > share:
             alive.remove(alive[-1] if rung == 0 else
                          max(reversed(alive[1:]), key=lambda c: c.rounds))
         tried = tried or len(alive)
-        per_run = sum(call_cost(c, 1) - call_cost(c, 0) for c in alive)
-        fixed = sum(call_cost(c, 0) for c in alive)
+        per_run = sum(call_cost(c, 1, over) - call_cost(c, 0, over) for c in alive)
+        fixed = sum(call_cost(c, 0, over) for c in alive)
         n = int(min(MAX_RUNS, max(MIN_RUNS, (share - fixed) // per_run)))
         for c in alive:
             pilot.simulate(c, n)
@@ -481,7 +494,8 @@ def pick(ranked: list[Ranked], k: int) -> list[Ranked]:
 def black_box_only(alg: Algorithm) -> Algorithm:
     """The same algorithm without its white-box declarations (the actions,
     points and losses it produces are unchanged): no probabilities,
-    transcript or replay, no scalar state model and no sparse vector."""
+    transcript or replay, no scalar state model and no sparse vector.  For
+    tests and for auditing a pair black-box alone."""
     learner = alg.learner._replace(probs=None, commit=None, transcript=None, replay=None)
     extra = {k: v for k, v in (alg.extra or {}).items()
              if k not in ("state_model", "sparse_vector")}
@@ -522,7 +536,8 @@ class NeighbourSearch(Attack):
     name = "search"
     summary = ("neighbour search: candidate pairs from the algorithm's shape (changed round, "
                "coordinates, background losses, advice), ranked on pilot runs of their own; "
-               "the best (up to 3) are audited black-box")
+               "the best (up to 3) are audited black-box, and white-box where the algorithm "
+               "declares a model of its randomness")
 
     def applies(self, alg: Algorithm) -> None:
         """Raise ``ValueError`` where ``scenarios`` would, without the pilot
@@ -542,24 +557,24 @@ class NeighbourSearch(Attack):
         ``phase``: attacks never import the engine's progress machinery)."""
         space = _Space(alg)
         probes = _probes(space)
-        with (progress or _Silent)(f"neighbour search pilot ({alg.name})", PILOT_ROW_ROUNDS,
+        budget = space.budget
+        with (progress or _Silent)(f"neighbour search pilot ({alg.name})", budget,
                                    "row-rounds") as phase:
             pilot = _Pilot(space, phase)
-            stage1, screened = halving(pilot, probes, STAGE1 * PILOT_ROW_ROUNDS,
+            stage1, screened = halving(pilot, probes, STAGE1 * budget,
                                        keep=PROBE_ROUNDS)
             top = [r.candidate.round for r in stage1[:TOP_ROUNDS]]
             second = [c for t in top for c in space.variants(t) if space.accepts(c)]
             second += [r.candidate for r in stage1[:PROBE_ROUNDS]]
             second = list(dict.fromkeys(second))
             pilot.new_stage()
-            stage2, tried = halving(pilot, second, (1 - STAGE1) * PILOT_ROW_ROUNDS,
+            stage2, tried = halving(pilot, second, (1 - STAGE1) * budget,
                                     keep=2 * FINALISTS)
             phase.to(phase.total)
         chosen = pick(stage2, FINALISTS)
         # A pilot that saw nothing ranks by cost alone: one such pair is
         # audited, not three (each finalist costs the audit runs and α).
         chosen = chosen[:1] + [r for r in chosen[1:] if r.score > 0]
-        audited = black_box_only(alg)
         out = []
         for rank, r in enumerate(chosen, 1):
             c = r.candidate
@@ -576,8 +591,7 @@ class NeighbourSearch(Attack):
                 f"pilot: {pilot.rows:,} row-rounds (counting each call's overhead) on streams "
                 f"SeedSequence([0x5EA2C4, key, side]), disjoint from the audit's: only the "
                 f"{len(chosen)} finalists share the audit's α",
-                "black-box only: the search's pairs get no white-box evidence",
             ]
-            out.append(Scenario(c.label, audited, a, b, pilot.family(c), c.rounds,
+            out.append(Scenario(c.label, alg, a, b, pilot.family(c), c.rounds,
                                 advice=advice, notes=notes))
         return out

@@ -33,7 +33,7 @@ import numpy as np
 from algorithms.core import Algorithm
 from algorithms.simulate import simulate
 from .base import Attack, Scenario
-from .search import NeighbourSearch, black_box_only, pilot_rng, pilot_score
+from .search import NeighbourSearch, pilot_rng, pilot_score
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
                      joint_pairs, quantile_thresholds)
 
@@ -354,15 +354,13 @@ def stream_search(alg: Algorithm) -> list[Scenario]:
         keep = SEARCH_FINALISTS if rung == len(SEARCH_RUNS) - 1 else max(
             SEARCH_FINALISTS, len(ranked) // 3)
         alive = ranked[:keep]
-    audited = black_box_only(alg)
     out = []
     for rank, i in enumerate(alive, 1):
         name, a, b = cands[i]
-        out.append(Scenario(f"search:{name}", audited, a, b, fams[i], T, learned=True, notes=[
+        out.append(Scenario(f"search:{name}", alg, a, b, fams[i], T, learned=True, notes=[
             f"stream search finalist {rank} of {len(alive)} among {len(cands)} candidate "
             f"pairs (pilot score {scores[i][0]:.3g} on {SEARCH_RUNS[-1]} runs per side, "
-            f"streams SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's)",
-            "black-box only: the search's pairs get no white-box evidence"]))
+            f"streams SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's)"]))
     return out
 
 

@@ -123,6 +123,14 @@ def add_algorithm_options(p):
                         "(default: the algorithm's own)")
     p.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                    help="another parameter of the algorithm (repeatable) (default: none)")
+    p.add_argument("--methods", metavar="SELECT,UPDATE",
+                   help="for a class audited as written: the methods that choose and learn "
+                        "(e.g. select_arm,update), or a stream mechanism's one method "
+                        "(default: found among the documented conventions)")
+    p.add_argument("--feedback", choices=("loss", "reward"),
+                   help="for a class audited as written: whether its update method receives "
+                        "losses or rewards (reward = hi + lo − loss) (default: its 'feedback' "
+                        "attribute, else the parameter's name, else reward)")
     p.add_argument("--seed", type=nonnegative_int("--seed"), default=0,
                    help="seed of every random stream (default: %(default)s)")
     p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
@@ -138,7 +146,8 @@ def build_algorithm(args):
                  epsilon=args.epsilon, delta=args.delta, params=dict(args.param),
                  claim_epsilon=getattr(args, "claim_epsilon", None),
                  claim_delta=getattr(args, "claim_delta", None),
-                 naming="cli" if args.command == "run" else "cli-regret")
+                 naming="cli" if args.command == "run" else "cli-regret",
+                 methods=args.methods, feedback=args.feedback)
 
 
 def check_writable(path: str, flag: str, directory: bool = False) -> None:

@@ -113,6 +113,7 @@ def cmd_run(args):
                            "--claim-per-round-epsilon)", args.claim_per_round_epsilon)
     echo = {"--epsilon": args.epsilon, "--delta": args.delta, "--horizon": args.horizon,
             "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
+            "--methods": args.methods, "--feedback": args.feedback,
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
             "--claim-per-round-epsilon": args.claim_per_round_epsilon}
     names = attack_names(alg, args.attack, search=not args.mode or "black-box" in args.mode)

@@ -32,7 +32,7 @@ from algorithms.errors import UserCodeError
 SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
-              "modes", "seed", "expect"}
+              "modes", "seed", "expect", "methods", "feedback"}
 
 
 class SuiteError(ValueError):
@@ -136,9 +136,12 @@ def _check_value(where: str, key: str, value) -> None:
     elif key in ("delta", "claim_delta"):
         if not _is_number(value) or not 0 <= value < 1:
             bad("a number in [0, 1)")
-    elif key in ("name", "algorithm"):
+    elif key in ("name", "algorithm", "methods"):
         if not isinstance(value, str) or not value:
             bad("a non-empty string")
+    elif key == "feedback":
+        if value not in ("loss", "reward"):
+            bad('"loss" or "reward"')
     elif key == "expect":
         if value not in ("consistent", "violation"):
             bad('"consistent" or "violation"')
@@ -209,7 +212,7 @@ def _build(spec: dict):
                  experts=spec.get("experts"), epsilon=spec.get("epsilon"),
                  delta=spec.get("delta"), params=spec.get("params"),
                  claim_epsilon=spec.get("claim_epsilon"), claim_delta=spec.get("claim_delta"),
-                 naming="suite")
+                 naming="suite", methods=spec.get("methods"), feedback=spec.get("feedback"))
 
 
 def _claim(spec: dict, alg) -> Optional[Claim]:
@@ -276,7 +279,8 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
                     "--param": list(spec.get("params", {}).items()) or None,
                     "--claim-epsilon": spec.get("claim_epsilon"),
                     "--claim-delta": spec.get("claim_delta"),
-                    "--claim-per-round-epsilon": spec.get("claim_per_round_epsilon")}
+                    "--claim-per-round-epsilon": spec.get("claim_per_round_epsilon"),
+                    "--methods": spec.get("methods"), "--feedback": spec.get("feedback")}
             modes = spec.get("modes")
             attacks = attack_names(alg, spec.get("attacks"),
                                    search=not modes or "black-box" in modes)

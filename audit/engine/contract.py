@@ -85,6 +85,9 @@ def check_interface(alg, losses, advice=None, runs: int = RUNS, rounds: int = RO
         raise UserCodeError("Learner", None, f"feedback must be 'bandit', 'full' or 'stream', "
                             f"got {learner.feedback!r}")
     rng = np.random.default_rng(seed)
+    if learner.whole is not None:
+        _check_whole(learner, losses, runs, rng)
+        return
     with user_call("init"):
         state = learner.init(runs, rng)
     _state("init", None, state)
@@ -130,3 +133,19 @@ def check_interface(alg, losses, advice=None, runs: int = RUNS, rounds: int = RO
         with user_call("feed", r):
             state = learner.feed(state, a if actions.dtype.kind == "b" else actions, fed, rng)
         _state("feed", r, state)
+
+
+def _check_whole(learner, losses, runs: int, rng) -> None:
+    """A mechanism reading its whole input (``Learner.whole``): one call,
+    codes of shape (runs, T) in [0, n_codes), finite numbers."""
+    with user_call("whole"):
+        codes, points = learner.whole(losses, runs, rng)
+    T = losses.shape[0]
+    codes = np.asarray(codes)
+    if codes.shape != (runs, T) or codes.dtype.kind not in "iu":
+        raise UserCodeError("whole", None, f"returned codes of shape {codes.shape}, expected "
+                            f"({runs}, {T}) integers")
+    if codes.size and (codes.min() < 0 or codes.max() >= learner.n_arms):
+        raise UserCodeError("whole", None, f"returned a code outside [0, {learner.n_arms})")
+    for t, x in (points or {}).items():
+        _finite_array("whole", None, x, f"({runs}, d)", lambda s: len(s) == 2 and s[0] == runs)

@@ -47,6 +47,23 @@ ADVICE = ("draw every random number from the rng argument of init/act/feed (not 
           "random.*, or a generator it creates)")
 
 
+# Code audited as written (``algorithms.as_written``) may draw from np.random
+# and random, or a generator built from its seed: those are captured per run.
+ADVICE_AS_WRITTEN = ("draw from the seed it is given, np.random, random, or a generator built "
+                     "from that seed or with no seed (np.random.default_rng()); not from OS "
+                     "entropy some other way (np.random.PCG64(), random.SystemRandom, "
+                     "os.urandom) or a function imported by name (from numpy.random import …)")
+
+
+def _outside(alg: Algorithm) -> str:
+    return ("the tool cannot seed" if (alg.extra or {}).get("as_written")
+            else "outside the generator it is given")
+
+
+def _advice(alg: Algorithm) -> str:
+    return ADVICE_AS_WRITTEN if (alg.extra or {}).get("as_written") else ADVICE
+
+
 class RandomnessError(ValueError):
     """A learner draws randomness outside the generator it is given: bad
     input, which the command line prints as one line (exit 2)."""
@@ -116,13 +133,11 @@ def check_own_randomness(alg: Algorithm, losses: np.ndarray, advice: Optional[np
     again = simulate(alg, losses, runs, _rng(0), **kwargs)
     where = _first_difference(first, again)
     if where is not None:
-        raise RandomnessError(f"algorithm {alg.name} draws randomness outside the generator it "
-                              f"is given: two simulations with the same seed differ {where}; "
-                              f"{ADVICE}")
+        raise RandomnessError(f"algorithm {alg.name} draws randomness {_outside(alg)}: two "
+                              f"simulations with the same seed differ {where}; {_advice(alg)}")
     other = simulate(alg, losses, runs, _rng(1), **kwargs)
     if _first_difference(first, other) is None and not _runs_alike(first):
-        raise RandomnessError(f"algorithm {alg.name} draws randomness outside the generator it "
-                              f"is given: its runs differ from one another but not from one "
-                              f"seed to another (a generator it creates itself, e.g. "
+        raise RandomnessError(f"algorithm {alg.name} draws randomness {_outside(alg)}: its "
+                              f"runs differ from one another but not from one seed to another (a generator it creates itself, e.g. "
                               f"np.random.default_rng(0), makes every chunk of runs the same); "
-                              f"{ADVICE}")
+                              f"{_advice(alg)}")

@@ -9,7 +9,7 @@ alone.  The search simulates the algorithm in its pilot, so the interface
 contract is checked before it runs.
 
 May import: ``algorithms``, ``attacks``, ``audit.execution.progress``,
-``audit.engine.contract``.
+``audit.engine.contract``, ``audit.engine.reproducibility``.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 from algorithms.core import Algorithm
 from attacks import ATTACKS
 from audit.engine.contract import check_interface
+from audit.engine.reproducibility import check_own_randomness
 from audit.execution.progress import active
 
 SEARCH = "search"
@@ -87,8 +88,12 @@ def _search(alg: Algorithm, checked: bool):
     interface check, not by the pilot).  ``ValueError`` when it does not
     apply."""
     search = ATTACKS[SEARCH]
+    losses, advice = search.interface_input(alg)
     if not checked:
-        check_interface(alg, *search.interface_input(alg))
+        check_interface(alg, losses, advice)
+    # Randomness the tool cannot seed is refused before the pilot simulates
+    # (the audit checks every scenario again once the pairs are known).
+    check_own_randomness(alg, losses, advice)
     return search.scenarios(alg, progress=active().phase)
 
 

@@ -415,6 +415,11 @@ def user_modules(alg) -> list:
             return
         if isinstance(obj, (str, bytes, int, float, bool, type(None), np.ndarray, np.generic)):
             return
+        if inspect.isclass(obj):        # a class audited as written: its module's code
+            mod = sys.modules.get(obj.__module__ or "")
+            if mod is not None:
+                found[mod.__name__] = mod
+            return
         if isinstance(obj, dict):
             for v in list(obj.values())[:64]:
                 walk(v, depth + 1)

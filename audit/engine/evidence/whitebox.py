@@ -164,9 +164,8 @@ def applicable_modes(scenario) -> list[str]:
     algorithm declares a scalar state model and its claim is about the
     actions or the transcript (an action event is a transcript event); and
     integral where it declares a sparse vector and its claim is about its
-    output (the codes and numbers it releases).  The
-    neighbour search's pairs run an algorithm stripped of its declarations
-    (``attacks.search.black_box_only``), so none applies to them."""
+    output (the codes and numbers it releases).  The neighbour search's
+    pairs get them like every other attack's."""
     alg = scenario.algorithm
     if scenario.group_size != 1:
         return []

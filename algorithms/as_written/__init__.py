@@ -1,0 +1,195 @@
+"""Code as people write it, audited without a rewrite: a class with one
+object per run (``objects``), a plain mechanism function (``functions``),
+both drawing their randomness however they like (``capture``), called with
+their parameters by name (``binding``), their outputs observed as they
+return them (``outputs``).  ``as_algorithm`` turns either into an
+``Algorithm`` the whole pipeline audits (attacks, evidence, executor,
+store) like a vectorised one.
+
+Their claim: ``claim_epsilon``/``claim_delta`` given by the caller
+(``--claim-epsilon``), else the class's or function's attributes of those
+names, else the ε (and δ) it is built with.  The claim is about what it
+outputs (the arms it plays, what the mechanism returns), neighbours
+``one-round`` unless the attributes ``relation`` and ``max_change`` say
+otherwise, on the loss class ``loss_range`` (or ``reward_range``,
+``input_range``), [0, 1] by default.
+
+May import: numpy, ``algorithms.core``, ``algorithms.errors``,
+``algorithms.as_written.*``.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Optional
+
+import numpy as np
+
+from algorithms.core import Algorithm, Claim
+from .binding import NAMING, bind, call_args, required_missing
+from .functions import function_learner, looks_like_mechanism, probe, shape_of
+from .objects import class_learner, find_methods, probe_stream
+
+LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
+MECHANISM_INPUTS = 10
+RANGE_ATTRS = ("loss_range", "reward_range", "input_range")
+PROBE_VALUES = 0xA11CE
+
+
+def is_as_written(obj) -> bool:
+    """A class (audited one object per run) or a mechanism function."""
+    return inspect.isclass(obj) or (callable(obj) and looks_like_mechanism(obj))
+
+
+def _attr(obj, name, default=None):
+    return getattr(obj, name, default)
+
+
+def _range(obj, where: str) -> tuple:
+    for a in RANGE_ATTRS:
+        v = _attr(obj, a)
+        if v is not None:
+            try:
+                lo, hi = (float(x) for x in v)
+            except (TypeError, ValueError):
+                raise ValueError(f"{where}.{a} must be a pair (lo, hi), got {v!r}") from None
+            if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+                raise ValueError(f"{where}.{a} must be finite with lo < hi, got {v!r}")
+            return lo, hi
+    return 0.0, 1.0
+
+
+def _probe_inputs(T: int, K: int, lo: float, hi: float) -> list:
+    rand = lo + (hi - lo) * np.random.default_rng(PROBE_VALUES).random((T, K))
+    return [np.full((T, K), lo), np.full((T, K), hi), rand]
+
+
+def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=None,
+                 delta=None, params: Optional[dict] = None, claim_epsilon=None,
+                 claim_delta=None, names: Optional[dict] = None,
+                 methods: Optional[str] = None, feedback: Optional[str] = None) -> Algorithm:
+    """The ``Algorithm`` auditing ``obj`` (a class or a mechanism function
+    at ``path``, ``package.module:attribute``) as written.  ``names`` words
+    errors after the caller's flags (``algorithms.registry.NAMING``)."""
+    names = names or NAMING["cli"]
+    params = dict(params or {})
+    attr = path.partition(":")[2] or path
+    is_class = inspect.isclass(obj)
+    shape = None if is_class else shape_of(obj, attr)
+    skip = () if is_class else tuple(x for x in (shape.input, shape.rng, shape.size) if x)
+    b = bind(obj, seed=is_class, skip=skip)
+    if b.positional:
+        b.names = {}
+    where = attr
+    # Which slot values the code receives: flags, else its own defaults.
+    for k in params:
+        if k in b.names.values() or k == b.seed:
+            slot = next((s for s, n in b.names.items() if n == k), None)
+            label = names["param_name"].format(name=k)
+            if slot is None:
+                raise ValueError(f"{label}: the tool passes each run's seed itself")
+            raise ValueError(f"{label}: {k} is set with {names[slot]}, not as a parameter")
+        if k not in b.own and not b.takes_any:
+            raise ValueError(f"{names['param_name'].format(name=k)}: {path} does not accept "
+                             f"it (its parameters: {', '.join(b.own) or 'none'})")
+    mechanism = not is_class
+    if is_class:
+        m = find_methods(obj, methods, attr, feedback)
+        mechanism = m.kind == "stream"
+    elif methods:
+        raise ValueError(f"--methods applies to a class; {path} is a function")
+
+    def value(slot, flag, fallback):
+        if flag is not None:
+            return flag
+        d = b.default(slot)
+        return fallback if d is inspect.Parameter.empty or d is None else d
+
+    T = int(value("T", horizon, MECHANISM_INPUTS if mechanism else LEARNER_HORIZON))
+    K = int(value("K", arms, 1 if mechanism else LEARNER_ARMS))
+    N = value("N", experts, None)
+    eps = epsilon if epsilon is not None else claim_epsilon
+    dlt = delta if delta is not None else claim_delta
+    pass_values = {"T": T, "K": K}
+    if N is not None:
+        pass_values["N"] = int(N)
+    if "epsilon" in b.names:
+        if eps is None:
+            d = b.default("epsilon")
+            if d is inspect.Parameter.empty:
+                flags = names["set"].format(flag=names["epsilon"], value="E")
+                claim = names["claim_epsilon"]
+                raise ValueError(f"{path}: it needs epsilon: pass {flags}" + (
+                    f" or {names['set'].format(flag=claim, value='E')}" if claim else ""))
+            eps = d
+        pass_values["epsilon"] = eps
+    if "delta" in b.names:
+        if dlt is None:
+            d = b.default("delta")
+            dlt = 0.0 if d is inspect.Parameter.empty else d
+        pass_values["delta"] = dlt
+    if is_class and m.advice and N is None:
+        raise ValueError(f"{path}.{m.select} takes expert advice: give the number of experts "
+                         f"with {names['set'].format(flag=names['N'], value='N')}")
+    if experts is not None and "N" not in b.names and not (is_class and m.advice):
+        raise ValueError(f"{names['N']} does not apply to {path} (it takes no expert advice)")
+    missing = required_missing(b, params)
+    if missing:
+        raise ValueError(f"{path} needs {missing[0]!r}: pass "
+                         f"{names['param'].format(name=missing[0], value='VALUE')}")
+    args, kwargs = call_args(b, {s: v for s, v in pass_values.items() if s in b.names}, params)
+    if args:
+        raise ValueError(f"{path}: positional-only parameters are not supported for code "
+                         f"audited as written")
+    lo, hi = _range(obj, attr)
+    # The claim: the caller's, else the code's attributes, else what it is built with.
+    declared_eps, declared_delta = _attr(obj, "claim_epsilon"), _attr(obj, "claim_delta")
+    c_eps = claim_epsilon if claim_epsilon is not None else (
+        declared_eps if declared_eps is not None else eps)
+    c_delta = claim_delta if claim_delta is not None else (
+        declared_delta if declared_delta is not None else dlt)
+    if c_eps is None:
+        claim = names["claim_epsilon"]
+        raise ValueError(f"{path} declares no privacy claim: pass "
+                         f"{names['set'].format(flag=claim or names['epsilon'], value='E')} "
+                         f"(or give it a claim_epsilon attribute)")
+    source = ("the claim given to the audit" if claim_epsilon is not None else
+              f"{attr}.claim_epsilon" if _attr(obj, "claim_epsilon") is not None else
+              f"the ε {attr} is built with")
+    inputs = _probe_inputs(T, K, lo, hi)
+    if is_class:
+        if m.kind == "stream":
+            form = probe_stream(obj, kwargs, b.seed, b.seed_is_generator, m, inputs, (lo, hi),
+                                attr)
+        else:
+            form = None
+        learner = class_learner(obj, kwargs, b.seed, b.seed_is_generator, m, K, (lo, hi), attr,
+                                form=form)
+        how = m.describe()
+        output = ("what it releases each round" if m.kind == "stream" else
+                  "the experts it chooses" if m.kind == "full" else "the arms it plays")
+    else:
+        form = probe(obj, shape, kwargs, inputs, attr)
+        learner = function_learner(obj, shape, kwargs, form, attr)
+        how = f"{shape.describe()}; output: {form.describe()}"
+        output = "what the function returns"
+    relation = _attr(obj, "relation", "one-round")
+    max_change = _attr(obj, "max_change", None)
+    try:
+        claim = Claim(float(c_eps), float(c_delta or 0.0), "actions", source, output=output,
+                      relation=relation, max_change=max_change)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    shown = {k: v for k, v in pass_values.items() if k in ("epsilon", "delta")}
+    shown.update(params)
+    labels = None
+    if form is not None:
+        step = form if not hasattr(form, "step") else form.step
+        labels = [step.label(c) for c in range(step.n_codes)]
+    # One Python call a run (and round): the search's pilot and the default
+    # budget are sized for that (a batched function is as cheap as a
+    # vectorised learner).
+    per_run = is_class or shape.size is None
+    extra = {"as_written": "class" if is_class else "function", "driven_by": how,
+             "code_labels": labels, "per_run_calls": per_run}
+    return Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
+                     loss_range=(lo, hi), extra=extra)

@@ -1,0 +1,188 @@
+"""A mechanism written as a plain function, audited as written: one call
+per run, ``f(x, rng) -> output`` (the form DP testers take), or one call
+per chunk of runs in its batched form ``f(x, rng, size) -> outputs``.
+
+* ``x`` is the input: the T values (``--horizon``, one per "round") as a
+  1-D array, or a (T, K) array when each has K coordinates; a fresh copy
+  each call, so the function may change it.
+* the generator parameter (the second positional one, or one named
+  ``rng``, ``generator``, ``seed``, ``random_state``): the tool's
+  generator, or, for ``seed``/``random_state``, a fresh integer per run.
+  A function without one may draw from ``np.random`` or ``random``: each
+  run is seeded from its own stream (``algorithms.as_written.capture``).
+* a size parameter (``size``, ``n_samples``, ``runs``, ``n``,
+  ``num_samples``) makes it batched: it returns the outputs of ``size``
+  runs, as an array with the runs first, a tuple of such arrays, or a list
+  of ``size`` outputs.
+* any other parameter named like ε, δ or the sizes receives them
+  (``algorithms.as_written.binding``), and ``--param`` the rest.
+
+Whatever it returns is observed (``algorithms.as_written.outputs``).  The
+function is called in the simulation through ``Learner.whole``: it sees
+the whole input at once, never a prefix.
+
+May import: numpy, ``algorithms.core``, ``algorithms.errors``,
+``algorithms.as_written``.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from algorithms.core import Learner
+from algorithms.errors import UserCodeError
+from .binding import SEED_SPELLINGS, SPELLINGS
+from .capture import Streams
+from .outputs import OutputForm, form_of
+
+SIZE_NAMES = ("size", "n_samples", "runs", "n_runs", "num_samples", "n", "samples")
+INT_SEEDS = ("seed", "random_state", "random_seed")
+SEED_WORDS = 2 ** 63
+PROBE_RUNS = 16
+PROBE_STREAM = 0xF0CA1
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How the function is called: its input parameter, its generator
+    parameter (or None) and whether that takes an integer, and its size
+    parameter (batched form) or None."""
+
+    input: str
+    rng: Optional[str]
+    int_seed: bool
+    size: Optional[str]
+
+    def describe(self) -> str:
+        args = [self.input] + ([self.rng] if self.rng else []) + ([self.size] if self.size
+                                                                  else [])
+        form = "batched: one call per chunk of runs" if self.size else "one call per run"
+        return f"f({', '.join(args)}), {form}"
+
+
+def looks_like_mechanism(fn) -> bool:
+    """Whether ``fn`` reads like ``f(x, rng)`` rather than a factory: its
+    first parameter is its input (not a size, privacy or seed parameter),
+    and it names a generator (``rng``, ``generator``, ``seed``,
+    ``random_state``, ``prng``) or a batch size, or takes nothing else it
+    requires (``f(x)`` drawing from ``np.random``)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    kinds = inspect.Parameter
+    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY,
+                                                  kinds.POSITIONAL_OR_KEYWORD)]
+    if not positional or positional[0].default is not kinds.empty:
+        return False
+    slot_names = {s for spellings in SPELLINGS.values() for s in spellings}
+    first = positional[0].name
+    if first in slot_names or first in SEED_SPELLINGS:
+        return False
+    names = {p.name for p in params}
+    if names & (set(SEED_SPELLINGS) | {"prng"}) or names & set(SIZE_NAMES):
+        return True
+    required = [p for p in params if p.default is kinds.empty
+                and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
+    return len(required) == 1
+
+
+def shape_of(fn, where: str) -> Shape:
+    sig = inspect.signature(fn)
+    kinds = inspect.Parameter
+    params = [p for p in sig.parameters.values()
+              if p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
+    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY,
+                                                  kinds.POSITIONAL_OR_KEYWORD)]
+    if not positional:
+        raise ValueError(f"{where}: a mechanism function takes its input first, "
+                         f"f(x, rng) -> output")
+    names = [p.name for p in params]
+    size = next((n for n in SIZE_NAMES if n in names), None)
+    rng = next((n for n in SEED_SPELLINGS + ("prng",) if n in names
+                and n != positional[0].name), None)
+    slot_names = {s for spellings in SPELLINGS.values() for s in spellings}
+    if rng is None and len(positional) > 1:
+        second = positional[1]
+        if second.name not in slot_names and second.name != size \
+                and second.default is kinds.empty:
+            rng = second.name
+    return Shape(positional[0].name, rng, rng in INT_SEEDS, size)
+
+
+def split_batch(out, runs: int, where: str) -> list:
+    """The per-run outputs of a batched call."""
+    if isinstance(out, np.ndarray) and out.ndim >= 1 and out.shape[0] == runs:
+        return list(out)
+    if isinstance(out, tuple) and out and all(
+            isinstance(a, np.ndarray) and a.ndim >= 1 and a.shape[0] == runs for a in out):
+        return [tuple(a[i] for a in out) for i in range(runs)]
+    if isinstance(out, list) and len(out) == runs:
+        return out
+    got = f"an array of shape {out.shape}" if isinstance(out, np.ndarray) else (
+        f"a {type(out).__name__} of length {len(out)}" if hasattr(out, "__len__")
+        else type(out).__name__)
+    raise UserCodeError(where, None, f"returned {got}; the batched form must return the "
+                        f"outputs of its {runs} runs (an array with the runs first, a tuple "
+                        f"of such arrays, or a list of {runs} outputs)")
+
+
+def _input(losses: np.ndarray) -> np.ndarray:
+    x = np.asarray(losses, dtype=float)
+    return x[:, 0].copy() if x.shape[1] == 1 else x.copy()
+
+
+def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
+               rng: np.random.Generator, where: str) -> list:
+    """The function's outputs on ``runs`` runs of the input ``losses``."""
+    words = rng.integers(0, SEED_WORDS, size=1 if shape.size else runs, dtype=np.int64)
+    streams = Streams(words)
+    ints = rng.integers(0, 2 ** 32, size=runs, dtype=np.int64) if shape.int_seed else None
+    with streams.active() as set_run:
+        try:
+            if shape.size:
+                set_run(0)
+                kw = dict(kwargs)
+                kw[shape.size] = runs
+                if shape.rng:
+                    kw[shape.rng] = int(ints[0]) if shape.int_seed else rng
+                return split_batch(fn(_input(losses), **kw), runs, where)
+            outs = []
+            kw = dict(kwargs)
+            for i in range(runs):
+                set_run(i)
+                if shape.rng:
+                    kw[shape.rng] = int(ints[i]) if shape.int_seed else rng
+                outs.append(fn(_input(losses), **kw))
+            return outs
+        except UserCodeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's function
+            raise UserCodeError(where, None, f"raised {type(exc).__name__}: {exc}"
+                                .rstrip(": ")) from exc
+
+
+def probe(fn, shape: Shape, kwargs: dict, inputs: list, where: str) -> OutputForm:
+    """The layout of the function's outputs, from ``PROBE_RUNS`` runs on
+    each of ``inputs`` ((T, K) arrays) with fixed streams."""
+    outs = []
+    for k, x in enumerate(inputs):
+        outs += outputs_of(fn, shape, kwargs, x, PROBE_RUNS,
+                           np.random.default_rng([PROBE_STREAM, k]), where)
+    return form_of(outs, inputs[0].shape[0], where)
+
+
+def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: str) -> Learner:
+    """The learner calling ``fn`` on the whole input (``Learner.whole``)."""
+    def whole(losses, runs, rng):
+        return form.encode(outputs_of(fn, shape, kwargs, losses, runs, rng, where))
+
+    def unused(*args):
+        raise RuntimeError("a mechanism function is simulated through Learner.whole")
+
+    point = (lambda state: None) if form.step.numbers else None
+    return Learner(unused, unused, unused, form.step.n_codes, feedback="stream",
+                   point=point, whole=whole)

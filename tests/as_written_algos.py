@@ -1,0 +1,180 @@
+"""Algorithms written the way people write them, for the tests of auditing
+code as written (``algorithms.as_written``): one object per run with
+``select_arm``/``update``, a plain mechanism function, drawing from a seeded
+generator or from numpy's global one.  Each correct one has a buggy twin
+whose noise scale is halved (true ε = 2ε)."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+
+class NoisyEpsGreedy:
+    """ε-greedy over noisy rewards: each reward is released to the learner
+    once, plus Laplace(1/ε) noise, so one changed round (rewards in [0, 1])
+    moves one noisy reward by at most 1: ε-DP for the arms played (every
+    arm choice is a function of the noisy rewards and independent coins)."""
+
+    noise_factor = 1.0
+
+    def __init__(self, n_arms, epsilon, seed=None, explore=0.05):
+        self.rng = np.random.default_rng(seed)
+        self.scale = self.noise_factor / epsilon
+        self.explore = explore
+        self.sums = np.zeros(n_arms)
+        self.counts = np.zeros(n_arms)
+
+    def select_arm(self):
+        untried = np.flatnonzero(self.counts == 0)
+        if untried.size:
+            return int(untried[0])
+        if self.rng.random() < self.explore:
+            return int(self.rng.integers(len(self.counts)))
+        return int(np.argmax(self.sums / self.counts))
+
+    def update(self, arm, reward):
+        self.sums[arm] += reward + self.rng.laplace(0.0, self.scale)
+        self.counts[arm] += 1
+
+
+class BuggyNoisyEpsGreedy(NoisyEpsGreedy):
+    """The same with the noise scale halved: 2ε-DP, not ε."""
+
+    noise_factor = 0.5
+
+
+class GlobalNoisyEpsGreedy:
+    """``NoisyEpsGreedy`` drawing from numpy's global generator, no seed."""
+
+    noise_factor = 1.0
+
+    def __init__(self, n_arms, epsilon, explore=0.05):
+        self.scale = self.noise_factor / epsilon
+        self.explore = explore
+        self.sums = np.zeros(n_arms)
+        self.counts = np.zeros(n_arms)
+
+    def select_arm(self):
+        untried = np.flatnonzero(self.counts == 0)
+        if untried.size:
+            return int(untried[0])
+        if np.random.random() < self.explore:
+            return int(np.random.randint(len(self.counts)))
+        return int(np.argmax(self.sums / self.counts))
+
+    def update(self, arm, reward):
+        self.sums[arm] += reward + np.random.laplace(0.0, self.scale)
+        self.counts[arm] += 1
+
+
+class BuggyGlobalNoisyEpsGreedy(GlobalNoisyEpsGreedy):
+    noise_factor = 0.5
+
+
+class PythonRandomGreedy(GlobalNoisyEpsGreedy):
+    """Exploration coins from Python's ``random`` module."""
+
+    def select_arm(self):
+        untried = np.flatnonzero(self.counts == 0)
+        if untried.size:
+            return int(untried[0])
+        if random.random() < self.explore:
+            return random.randrange(len(self.counts))
+        return int(np.argmax(self.sums / self.counts))
+
+
+class EntropyGreedy(NoisyEpsGreedy):
+    """Builds its generator from OS entropy in a way that cannot be seeded."""
+
+    def __init__(self, n_arms, epsilon):
+        super().__init__(n_arms, epsilon)
+        self.rng = np.random.Generator(np.random.PCG64())
+
+
+def laplace_stream(x, rng, epsilon=1.0):
+    """Laplace(1/ε) on each value: one value moved by at most 1 → ε-DP."""
+    return x + rng.laplace(0.0, 1.0 / epsilon, size=x.shape)
+
+
+def buggy_laplace_stream(x, rng, epsilon=1.0):
+    """Half the scale: 2ε-DP."""
+    return x + rng.laplace(0.0, 0.5 / epsilon, size=x.shape)
+
+
+def global_laplace_stream(x, epsilon=1.0):
+    """Laplace from numpy's global generator."""
+    return x + np.random.laplace(0.0, 1.0 / epsilon, size=len(x))
+
+
+def laplace_stream_batched(x, rng, size, epsilon=1.0):
+    """The batched form: ``size`` runs at once."""
+    return x[None, :] + rng.laplace(0.0, 1.0 / epsilon, size=(size, len(x)))
+
+
+laplace_stream.claim_epsilon = 1.0
+buggy_laplace_stream.claim_epsilon = 1.0
+global_laplace_stream.claim_epsilon = 1.0
+laplace_stream_batched.claim_epsilon = 1.0
+
+
+def noisy_argmax(x, rng, epsilon=1.0):
+    """Report-noisy-max with Laplace(2/ε) noise: ε-DP (the index)."""
+    return int(np.argmax(x + rng.laplace(0.0, 2.0 / epsilon, size=x.shape)))
+
+
+# ------------------------------------------------------------- factories
+def make_by_name(epsilon=1.0, T=1000, K=2):
+    """A factory written with its parameters in its own order: it must
+    receive each by name, not by position."""
+    from algorithms import Algorithm, Claim, Learner
+    return _constant(T, K, epsilon, {"seen": (epsilon, T, K)})
+
+
+def make_keyword_only(*, horizon, n_arms, eps, delta=0.0, temperature=2.0):
+    from algorithms import Algorithm, Claim, Learner
+    return _constant(horizon, n_arms, eps, {"seen": (eps, horizon, n_arms, delta, temperature)})
+
+
+def make_old(T, K, N, epsilon, delta, **params):
+    return _constant(T, K, epsilon, {"seen": (T, K, N, epsilon, delta), **params})
+
+
+def make_own_T(horizon, n_arms, epsilon, T=0.5):
+    """``T`` is this factory's own parameter (a temperature), reachable with
+    --param T=…, while the horizon comes as ``horizon``."""
+    return _constant(horizon, n_arms, epsilon, {"seen": (horizon, n_arms, epsilon, T)})
+
+
+def make_stream(n_queries, epsilon):
+    """A mechanism factory taking no number of arms."""
+    return _constant(n_queries, 1, epsilon, {"seen": (n_queries, epsilon)})
+
+
+def _constant(T, K, epsilon, params):
+    from algorithms import Algorithm, Claim, Learner
+
+    def init(runs, rng):
+        return {"n": runs}
+
+    def act(state, advice, rng):
+        return state, np.zeros(state["n"], dtype=np.int64)
+
+    def feed(state, actions, losses, rng):
+        return state
+
+    return Algorithm("constant", Learner(init, act, feed, K), Claim(epsilon, 0.0, "actions",
+                     "test"), T, K, params)
+
+
+class UniformArms:
+    """Plays a uniformly random arm (pulls ``choose``/``observe``); takes no ε."""
+
+    def __init__(self, k, rng):
+        self.rng, self.k = rng, k
+
+    def choose(self):
+        return int(self.rng.integers(self.k))
+
+    def observe(self, arm, loss):
+        pass
