@@ -8,7 +8,8 @@ Exit codes, one meaning each: 0 consistent (``check``: every entry as
 expected), 1 violation (``check``: an expectation not met), 2 bad input or
 usage, including a user's algorithm that breaks the interface or raises (one
 line naming the flag, key or function), 3 an internal error of the tool (one
-line naming a file that holds the traceback).  Never a traceback on stderr.
+line naming a file that holds the traceback), 130 interrupted (Ctrl-C,
+SIGINT), 143 terminated (SIGTERM).  Never a traceback on stderr.
 
 May import: ``algorithms``, ``audit.execution``, ``audit.jsondoc``.
 """
@@ -22,10 +23,70 @@ import sys
 from audit import jsondoc
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143   # 128 + the signal's number, as a shell reports it
 
 
 class UsageError(Exception):
     """Bad input: printed as one line, exit code 2."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised by ``main``'s handler in the main thread.  A
+    ``KeyboardInterrupt``, so everything that cleans up after Ctrl-C runs
+    the same way (the local worker pool is aborted, completed chunks stay in
+    the store); only the exit code differs."""
+
+    exit_code = EXIT_SIGTERM
+
+
+def interrupt_exit_code(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM (``Terminated``)."""
+    return getattr(exc, "exit_code", EXIT_SIGINT)
+
+
+def note_kept_chunks(exc: KeyboardInterrupt, store) -> None:
+    """Record on an interrupt where its completed chunks are kept, for the
+    one line ``main`` prints (None: nothing is kept)."""
+    if store is not None:
+        exc.kept_in = store.path
+
+
+def interrupted_line(exc: KeyboardInterrupt) -> str:
+    """The one line an interrupted command prints on stderr: which signal,
+    and where the completed chunks are kept when a store keeps them."""
+    line = "audit: interrupted" + (" (SIGTERM)" if isinstance(exc, Terminated) else "")
+    kept = getattr(exc, "kept_in", None)
+    if kept is not None:
+        line += f"; completed chunks are kept in {kept}: rerun the same command to resume"
+    return line
+
+
+class sigterm_interrupts:
+    """``with sigterm_interrupts():`` — SIGTERM raises ``Terminated`` in the
+    main thread, so a terminated command cleans up as after Ctrl-C.  The
+    first SIGTERM does; later ones are ignored while it cleans up.  The
+    previous handler is restored on the way out.  Outside the main thread,
+    where no handler can be set, nothing changes."""
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    @staticmethod
+    def _handle(signum, frame):
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    def __exit__(self, *exc):
+        import signal
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+        return False
 
 
 class Parser(argparse.ArgumentParser):

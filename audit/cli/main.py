@@ -11,8 +11,9 @@ import os
 import sys
 
 from audit.cli.common import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, add_algorithm_options,
-                              internal_error_line, is_user_algorithm, one_line, Parser,
-                              positive_int, UsageError, user_function_in_traceback)
+                              internal_error_line, interrupt_exit_code, interrupted_line,
+                              is_user_algorithm, one_line, Parser, positive_int,
+                              sigterm_interrupts, UsageError, user_function_in_traceback)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run one command; its exit code.  Ctrl-C exits 130 and SIGTERM 143,
+    both after the same clean-up (``Terminated`` is a KeyboardInterrupt):
+    local worker processes stopped, completed chunks kept in the store, one
+    line on stderr."""
+    with sigterm_interrupts():
+        return _main(argv)
+
+
+def _main(argv) -> int:
     from algorithms.errors import UserCodeError
     parser = build_parser()
     args = None
@@ -79,9 +89,9 @@ def main(argv=None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"audit: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("audit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (Terminated)
+        print(interrupted_line(exc), file=sys.stderr)
+        return interrupt_exit_code(exc)
     except BrokenPipeError:  # e.g. `audit history | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK

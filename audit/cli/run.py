@@ -10,8 +10,8 @@ from algorithms.core import Claim
 from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options, check_attack_applies,
                               add_execution_options, auto_prune, build_algorithm,
                               check_output_dir, check_writable, data_independence_warning, dedupe,
-                              execution, history_name, number, one_line, positive_int,
-                              write_json_atomic)
+                              execution, history_name, note_kept_chunks, number, one_line,
+                              positive_int, write_json_atomic)
 
 
 def add_run_parser(sub):
@@ -19,7 +19,7 @@ def add_run_parser(sub):
                        description="Audit one algorithm against its privacy claim: black-box "
                                    "on every attack's neighbouring pairs, plus the white-box "
                                    "modes that apply.  Exit 0 consistent, 1 violation, 2 bad "
-                                   "input, 3 internal error.")
+                                   "input, 3 internal error, 130 Ctrl-C, 143 SIGTERM.")
     add_algorithm_options(p)
     p.add_argument("--claim-epsilon", type=number("--claim-epsilon", lo=0), metavar="E",
                    help="audit against this ε instead of the algorithm's claim "
@@ -126,11 +126,8 @@ def cmd_run(args):
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness)
-        except KeyboardInterrupt:
-            if ex.store is not None:
-                import sys
-                print(f"audit: interrupted; completed chunks are kept in {ex.store.path}: "
-                      f"rerun the same command to resume", file=sys.stderr)
+        except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
+            note_kept_chunks(exc, ex.store)
             raise
         if ex.store is not None:
             ex.store.record_audit(result, result.fingerprint, source="run",
