@@ -58,17 +58,29 @@ def refuse_inapplicable_attacks(alg, names) -> None:
     """Refuse, before any simulation, an ``--attack`` that is unknown or does
     not apply to ``alg`` (its ``scenarios`` raises ValueError): one line
     naming the flag, the attack and what it needs."""
+    from algorithms.suggest import did_you_mean
     from attacks import ATTACKS
     for name in names or ():
         attack = ATTACKS.get(name)
         if attack is None:
-            raise ValueError(f"--attack {name!r}: unknown attack; choose from: "
-                             f"{', '.join(ATTACKS)}")
+            raise ValueError(f"--attack {name!r}: unknown attack"
+                             + (did_you_mean(name, ATTACKS) or f"; choose from: "
+                                f"{', '.join(ATTACKS)}") + " (see 'audit list --attacks')")
         try:
             check_attack_applies(attack, alg)
         except ValueError as exc:
             raise ValueError(f"--attack {name}: {one_line(exc)} (see 'audit list --attacks')"
                              ) from None
+
+
+def refuse_unknown_modes(modes) -> None:
+    """Refuse a ``--mode`` that is not a mode, naming the closest ones."""
+    from algorithms.suggest import did_you_mean
+    from audit.engine.evidence import MODES
+    for m in modes or ():
+        if m not in MODES:
+            raise ValueError(f"--mode {m!r}: unknown mode{did_you_mean(m, MODES)} (choose "
+                             f"from: {', '.join(MODES)})")
 
 
 def _resume_note(result, store) -> str:
@@ -101,6 +113,7 @@ def cmd_run(args):
     if not args.no_store:
         keep_from_env()  # a bad $AUDIT_STORE_KEEP is refused before any work
     args.attack = dedupe(args.attack)
+    refuse_unknown_modes(args.mode)
     reporter = Reporter(enabled=not args.quiet)
     alg = build_algorithm(args)
     refuse_inapplicable_attacks(alg, args.attack)
