@@ -523,11 +523,17 @@ class NeighbourSearch(Attack):
     summary = ("neighbour search: candidate pairs from the algorithm's shape (changed round, "
                "coordinates, background losses, advice), ranked on pilot runs of their own; "
                "the best (up to 3) are audited black-box")
+    needs = ("a learner with a horizon of at least 2 rounds whose losses (its own check_losses, "
+             "if any) admit a candidate pair, or a mechanism over a stream with a neighbouring "
+             "pair inside its domain")
 
     def applies(self, alg: Algorithm) -> None:
         """Raise ``ValueError`` where ``scenarios`` would, without the pilot
         (for listings: ``scenarios`` simulates for seconds)."""
         _probes(_Space(alg))
+
+    def white_box_runs(self, alg: Algorithm) -> list:
+        return []   # its pairs run ``black_box_only``
 
     def interface_input(self, alg: Algorithm):
         """(losses, advice) of the first pair the pilot simulates, for the

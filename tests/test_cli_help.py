@@ -114,13 +114,14 @@ def test_list_attacks_says_what_each_needs_and_where_it_applies(capsys):
     out = capsys.readouterr().out
     blocks = dict(re.findall(r"^  (\S+): .*?\n((?:    .*\n)+)", out, flags=re.M))
     canary = " ".join(blocks["canary"].split())
-    assert "needs: applies only to conversions" in canary
+    assert "needs: a conversion whose claim holds for every base learner" in canary
     applies = canary.split("applies to: ")[1].split(", ")
     assert "private-exp3" in applies and "exp3" not in applies
-    assert "needs: K = 2 arms" in " ".join(blocks["g1"].split())
+    assert "needs: a learner with K = 2 arms" in " ".join(blocks["g1"].split())
     first = " ".join(blocks["first-round"].split())
-    assert "needs: builds pairs for learners" in first and "svt1" not in first
-    assert "exp3" in first and "pfb-gaussian" in first
+    assert "needs: a learner that takes one loss per arm" in first and "svt1" not in first
+    # PRIVATEBANDIT's loss rows are functions: it refuses first-round's pairs
+    assert "exp3" in first and "pfb-gaussian" not in first
     assert "applies to every registered algorithm" not in " ".join(blocks["patterns"].split())
     assert "svt1" in " ".join(blocks["patterns"].split())
 
@@ -274,6 +275,8 @@ def test_data_independent_output_is_flagged_by_list_and_run(monkeypatch, capsys)
     (["run", "svt7", "--no-store"], "unknown algorithm 'svt7'; did you mean ", ["svt1", "svt2"]),
     (["regret", "privat-exp3"], "unknown algorithm 'privat-exp3'; did you mean ",
      ["private-exp3"]),
+    (["list", "mutant-batchsum"], "unknown algorithm 'mutant-batchsum'; did you mean ",
+     ["mutant-batch-sum"]),
     (["run", "exp3", "--attack", "canery", "--no-store"],
      "--attack 'canery': unknown attack; did you mean ", ["canary"]),
     (["run", "exp3", "--mode", "blackbox", "--no-store"],

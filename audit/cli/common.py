@@ -162,9 +162,29 @@ def _jobs(text):
 
 
 def add_algorithm_options(p):
-    p.add_argument("algorithm", metavar="ALGO",
-                   help="a registered name (see 'audit list') or package.module:attribute "
-                        "(required)")
+    """ALGO, the flags that build it, and ``--seed``, ``--jobs``, ``--json``."""
+    add_build_options(p)
+    p.add_argument("--seed", type=nonnegative_int("--seed"), default=0,
+                   help="seed of every random stream (default: %(default)s)")
+    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes, -1 for one per CPU; results do not depend on it "
+                        "(default: %(default)s, the number of CPUs)")
+    p.add_argument("--json", metavar="PATH",
+                   help="also write the result document here (default: none)")
+
+
+def add_build_options(p, optional: bool = False):
+    """ALGO and the flags that build it (``--epsilon``, ``--delta``,
+    ``--horizon``, ``--arms``, ``--experts``, ``--param``); ``optional``:
+    ALGO may be left out (``audit list``)."""
+    if optional:
+        p.add_argument("algorithm", metavar="ALGO", nargs="?",
+                       help="a registered name or package.module:attribute: say what applies "
+                            "to it (default: list every registered algorithm)")
+    else:
+        p.add_argument("algorithm", metavar="ALGO",
+                       help="a registered name (see 'audit list') or package.module:attribute "
+                            "(required)")
     p.add_argument("--epsilon", type=number("--epsilon", lo=0), metavar="E",
                    help="the ε the algorithm is built with (its claim follows from it); a "
                         "user factory f(T, K, N, epsilon, delta, **params) gets --epsilon, else "
@@ -184,13 +204,6 @@ def add_algorithm_options(p):
                         "(default: the algorithm's own)")
     p.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                    help="another parameter of the algorithm (repeatable) (default: none)")
-    p.add_argument("--seed", type=nonnegative_int("--seed"), default=0,
-                   help="seed of every random stream (default: %(default)s)")
-    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                   help="worker processes, -1 for one per CPU; results do not depend on it "
-                        "(default: %(default)s, the number of CPUs)")
-    p.add_argument("--json", metavar="PATH",
-                   help="also write the result document here (default: none)")
 
 
 def build_algorithm(args):
@@ -420,13 +433,18 @@ def human_size(n: int) -> str:
     return f"{n} B"
 
 
+# The attacks that build pairs for mechanisms over a stream of answers (as
+# audit.engine.scenarios.STREAM_ATTACKS; not imported from there, so that
+# `audit list` does not load the engine).
+STREAM_ATTACKS = ("patterns", "search")
+
+
 def check_attack_applies(attack, alg) -> None:
     """Raise ``ValueError`` if ``attack`` does not apply to ``alg``, without
     running its pilot where it has a cheap check (``applies``: the
     neighbour search simulates for seconds to build its pairs).  A
     mechanism over a stream of answers takes only the attacks built for
     it (``patterns``, ``search``)."""
-    from audit.engine.scenarios import STREAM_ATTACKS
     if alg.learner.reads_first and attack.name not in STREAM_ATTACKS:
         raise ValueError(f"attack {attack.name} builds pairs for learners; {alg.name} is a "
                          f"mechanism over a stream of answers (patterns, search)")

@@ -27,9 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
                         description="List the registered algorithms with their claims, default "
                                     "attacks and the white-box modes that apply; with "
                                     "--attacks, what each attack needs and which algorithms "
-                                    "it applies to.")
-    lp.add_argument("--attacks", action="store_true",
-                    help="list the attacks instead (default: off)")
+                                    "it applies to; with ALGO (and the flags that build it, "
+                                    "as for 'audit run'), what applies to that algorithm.")
+    from audit.cli import listing
+    listing.add_list_arguments(lp)
 
     r = sub.add_parser("regret", help="estimate expected regret on a named instance",
                        description="Estimate the expected regret of an algorithm on a named "
@@ -78,7 +79,8 @@ def _main(argv) -> int:
         return handler(args)
     except UserCodeError as exc:
         algo = getattr(args, "algorithm", None) if args is not None else None
-        if args is not None and args.command in ("run", "regret") and is_user_algorithm(algo):
+        if (args is not None and args.command in ("run", "regret", "list")
+                and is_user_algorithm(algo)):
             print(f"audit: error: {algo}: your {one_line(exc)}", file=sys.stderr)
             return EXIT_USAGE
         # A built-in algorithm that raises is a bug of this tool.
@@ -98,7 +100,7 @@ def _main(argv) -> int:
     except Exception as exc:  # noqa: BLE001 - anything else is a bug of this tool ...
         algo = getattr(args, "algorithm", None) if args is not None else None
         fn = user_function_in_traceback(exc, algo) if args is not None and args.command in (
-            "run", "regret") else None
+            "run", "regret", "list") else None
         if fn is not None:  # ... unless it escaped from the user's own code
             print(f"audit: error: {algo}: your {fn}() raised {type(exc).__name__}: "
                   f"{one_line(exc)}", file=sys.stderr)
