@@ -70,7 +70,7 @@ def test_exit_1_violation():
     (["run", "private-exp3", "--trials", "0"], "--trials"),
     (["run", "private-exp3", "--seed", "-1"], "--seed"),
     (["run", "private-exp3", "--confidence", "0.3"], "--confidence"),
-    (["run", "no-such-algorithm"], "private-exp3"),
+    (["run", "no-such-algorithm"], "unknown algorithm 'no-such-algorithm'"),
     (["run", "private-exp3", "--param", "tau=abc"], "--param tau=abc"),
     (["check", "--config", "no-such-suite.toml"], "no-such-suite.toml"),
     ([], "a command is required"),
