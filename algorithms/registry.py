@@ -46,6 +46,9 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in [
 def load_user_object(path: str):
     """Import ``package.module:attribute``; errors say what went wrong in one line."""
     module_name, _, attr = path.partition(":")
+    if ":" not in path:  # not an import path: a misspelt registered name?
+        from .suggest import unknown_algorithm
+        raise ValueError(unknown_algorithm(path, REGISTRY))
     if not module_name or not attr:
         raise ValueError(f"algorithm {path!r}: expected a registered name "
                          f"({', '.join(REGISTRY)}) or package.module:attribute")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Attack, Scenario, loss_extremes
+from .base import Attack, Scenario, loss_extremes, refuse_losses
 from .events import ActionAt, CoordinateAbove, SwitchAt, Union, pilot_thresholds, standard_events
 
 # Simulating costs one tree step per round; by round 32 round 1's nodes of
@@ -67,12 +67,25 @@ class TreeLevel(Attack):
                "released node per level (released at 1, 2, 4, …), and at round P/2 + 1, the "
                "first round after a level boundary, inside the node [1, P] "
                "(P = largest power of two ≤ 32 whose node is released)")
+    needs = ("a learner that aggregates its losses in a binary tree and declares it "
+             "(Algorithm.extra['tree'] with the round its last node is released: as-ftrl-experts, "
+             "as-ftpl and their variants), taking one loss per expert")
 
-    def scenarios(self, alg):
+    def _tree(self, alg) -> dict:
         info = alg.extra.get("tree") if alg.extra else None
         if not info:
             raise ValueError(f"attack {self.name} applies to the tree-based algorithms "
                              f"(as-ftrl-experts, as-ftpl); {alg.name} has no tree")
+        return info
+
+    def applies(self, alg):
+        """``scenarios``' checks without the pilots of its events."""
+        self._tree(alg)
+        refuse_losses(self.name, alg, *split_pair(alg.horizon, alg.n_arms, 0,
+                                                  *loss_extremes(alg)))
+
+    def scenarios(self, alg):
+        info = self._tree(alg)
         T, N, last = alg.horizon, alg.n_arms, int(info["released_until"])
         P = 1 << (min(last, MAX_ROUND).bit_length() - 1)   # largest 2^j ≤ min(last, 32)
         rounds = min(T, P + 4)

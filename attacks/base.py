@@ -8,6 +8,7 @@ from typing import Optional
 import numpy as np
 
 from algorithms.core import Algorithm, Claim
+from algorithms.validate import check_losses
 from .instances import in_range
 
 
@@ -66,13 +67,59 @@ class Scenario:
 
 class Attack:
     """Base class: ``scenarios(alg)`` returns the pairs to test, or raises
-    ``ValueError`` saying why the attack does not apply to ``alg``."""
+    ``ValueError`` saying why the attack does not apply to ``alg``.
+
+    ``needs`` says in one line what an algorithm must be or declare for the
+    attack to apply (``audit list --attacks``); ``applies`` checks it
+    without running pilots, and ``white_box_runs`` says what white-box
+    evidence can use of the pairs, without building them (``audit list``)."""
 
     name = "attack"
     summary = ""
+    needs = ""
 
     def scenarios(self, alg: Algorithm) -> list[Scenario]:
         raise NotImplementedError
+
+    def applies(self, alg: Algorithm) -> None:
+        """Raise ``ValueError`` where the attack does not apply to ``alg``:
+        where ``scenarios`` raises, or where the algorithm a pair runs
+        refuses its losses (``refuse_losses``).  Attacks whose ``scenarios``
+        run pilots override it with the same checks and no simulation."""
+        for sc in self.scenarios(alg):
+            refuse_losses(self.name, sc.algorithm, sc.losses_a, sc.losses_b)
+
+    def white_box_runs(self, alg: Algorithm) -> list[tuple[Algorithm, bool]]:
+        """For an ``alg`` it applies to, what white-box evidence can use of
+        the attack's pairs, without building them: (the algorithm a pair
+        runs, whether the pair carries a fixed output history), one per kind
+        of pair; none for pairs that change several rounds or run black-box
+        only.  Default: ``alg`` itself, no history."""
+        return [(alg, False)]
+
+
+def refuse_losses(attack: str, alg: Algorithm, *sides: np.ndarray) -> None:
+    """``ValueError`` when ``alg`` refuses one of the loss sequences of a pair:
+    its own ``check_losses`` (e.g. rows that are loss functions), else its
+    loss class (one loss per arm, in ``Algorithm.loss_range``) — what the
+    simulator checks before the first round."""
+    for losses in sides:
+        try:
+            if alg.check_losses is not None:
+                alg.check_losses(losses)
+            else:
+                check_losses(losses, K=alg.n_arms, loss_range=alg.loss_range)
+        except ValueError as exc:
+            raise ValueError(f"attack {attack}: {alg.name} refuses its losses: {exc}") from None
+
+
+def at_least_two(attack: str, alg: Algorithm) -> int:
+    """The number of experts (arms) of ``alg``; ``ValueError`` below 2 (the
+    attacks that swap the losses of the first two need both)."""
+    if alg.n_arms < 2:
+        raise ValueError(f"attack {attack} needs at least 2 experts; {alg.name} has "
+                         f"{alg.n_arms}")
+    return alg.n_arms
 
 
 def loss_extremes(alg: Algorithm) -> tuple[float, float]:

@@ -33,21 +33,33 @@ class Canary(Attack):
     name = "canary"
     summary = ("replace the base learner of a conversion (Alg 1 / Alg 5) by the threshold "
                "canary; l_1(arm 1) = 1 vs 0")
+    needs = ("a conversion whose claim holds for every base learner (Algorithm 1 / 5: it can "
+             "be rebuilt around another base learner, Algorithm.rebuild, and has a batch size "
+             "τ), with a horizon of at least τ + 1 rounds")
 
-    def scenarios(self, alg: Algorithm) -> list[Scenario]:
+    def _audited(self, alg: Algorithm) -> tuple[Algorithm, int, float]:
+        """(the conversion around the canary, τ, the canary's threshold c)."""
         tau = batch_size(alg)
         if alg.rebuild is None or tau is None:
             raise ValueError(f"attack canary applies only to conversions that hold for every "
                              f"base learner (Algorithm 1 / 5); {alg.name} is not one")
+        if min(alg.horizon, 2 * tau) <= tau:
+            raise ValueError(f"attack canary needs a horizon of at least τ + 1 = {tau + 1} rounds")
         lo, hi = loss_extremes(alg)
         # Side ℓ: arm 1's batch-1 mean is lo + (hi − lo)/τ = c; side ℓ′: lo.
         c = lo + (hi - lo) / tau
         audited = alg.rebuild(threshold_canary(alg.base_arms, c))
         if audited.loss_range != alg.loss_range:   # the same conversion: the same loss class
             audited = dataclasses.replace(audited, loss_range=alg.loss_range)
+        return audited, tau, c
+
+    def white_box_runs(self, alg: Algorithm) -> list[tuple[Algorithm, bool]]:
+        return [(self._audited(alg)[0], False)]
+
+    def scenarios(self, alg: Algorithm) -> list[Scenario]:
+        audited, tau, c = self._audited(alg)
+        lo, hi = loss_extremes(alg)
         rounds = min(alg.horizon, 2 * tau)
-        if rounds <= tau:
-            raise ValueError(f"attack canary needs a horizon of at least τ + 1 = {tau + 1} rounds")
         K = alg.n_arms
         a = np.full((alg.horizon, K), lo)
         b = a.copy()

@@ -13,7 +13,8 @@ import numpy as np
 
 from algorithms.core import Algorithm
 from attacks.instances import default_advice
-from .base import Attack, Scenario, batch_size, horizon_prefix, into_range, loss_extremes
+from .base import (Attack, Scenario, batch_size, horizon_prefix, into_range, loss_extremes,
+                   refuse_losses)
 from .events import standard_events
 
 
@@ -31,14 +32,25 @@ def _window(alg: Algorithm, after: int) -> int:
 class G1(Attack):
     name = "g1"
     summary = "App. G.1 pair (K = 2): l_1 = (1, 0) vs (1, 1), all ones afterwards"
+    needs = "a learner with K = 2 arms that takes one loss per arm"
 
-    def scenarios(self, alg):
+    def _pair(self, alg):
         if alg.n_arms != 2:
             raise ValueError(f"attack g1 needs K = 2 arms; {alg.name} has K = {alg.n_arms}")
         lo, hi = loss_extremes(alg)
         a = np.full((alg.horizon, 2), hi)
         b = a.copy()
         a[0, 1] = lo
+        return a, b
+
+    def applies(self, alg):
+        refuse_losses(self.name, alg, *self._pair(alg))
+
+    def white_box_runs(self, alg):
+        return [(alg, True)]
+
+    def scenarios(self, alg):
+        a, b = self._pair(alg)
         rounds = horizon_prefix(alg, 500)
         # The history of App. G.1 / Figure 1: I_t = 2 for odd t, 1 for even t.
         history = (np.arange(alg.horizon) % 2 == 0).astype(np.int64)
@@ -51,6 +63,7 @@ class G1(Attack):
 class FirstRound(Attack):
     name = "first-round"
     summary = "change the loss of arm 1 at round 1 (1 vs 0), all other losses 0"
+    needs = "a learner that takes one loss per arm (any K, any loss range)"
 
     def scenarios(self, alg):
         lo, hi = loss_extremes(alg)
@@ -68,11 +81,16 @@ class BatchEdge(Attack):
     name = "batch-edge"
     summary = ("batched algorithms: every arm's loss 1 vs 0 at the last round of batch 1, "
                "and separately at the first round of batch 2")
+    needs = ("a batched learner (a batch size τ in Algorithm.params) that takes one loss per "
+             "arm, with a horizon of at least τ rounds")
 
     def scenarios(self, alg):
         tau = batch_size(alg)
         if tau is None:
             raise ValueError(f"attack batch-edge applies to batched algorithms; {alg.name} has no τ")
+        if tau - 1 >= alg.horizon:
+            raise ValueError(f"attack batch-edge needs a horizon of at least τ = {tau} rounds; "
+                             f"{alg.name} has T = {alg.horizon}")
         out = []
         for label, t in (("batch-edge:last-of-batch-1", tau - 1), ("batch-edge:first-of-batch-2", tau)):
             if t >= alg.horizon:
@@ -92,14 +110,27 @@ class Lemma51(Attack):
     name = "lemma51"
     summary = ("Section 5.2 instance (arm 1 loss 1/2, arm 2 loss 1) with arm 2's loss set to 0 "
                "for k = ceil(1/eps) rounds after round tau (group privacy)")
+    needs = ("a learner with K = 2 arms that takes one loss per arm, a claim (its ε sets the "
+             "k = ⌈1/ε⌉ ≤ 8 changed rounds) and a horizon beyond round τ (its batch size, else "
+             "T/4)")
 
-    def scenarios(self, alg):
+    def _group(self, alg):
+        """(τ, k): the round after which arm 2's loss changes, at k rounds."""
         if alg.n_arms != 2:
             raise ValueError(f"attack lemma51 needs K = 2 arms; {alg.name} has K = {alg.n_arms}")
+        if alg.claim is None:
+            raise ValueError(f"attack lemma51 needs a claim (its ε sets k); {alg.name} has none")
         tau = batch_size(alg) or max(1, alg.horizon // 4)
         k = min(math.ceil(1.0 / alg.claim.epsilon), 8, alg.horizon - tau)
         if k < 1:
             raise ValueError(f"attack lemma51 needs a horizon beyond τ = {tau}")
+        return tau, k
+
+    def white_box_runs(self, alg):
+        return [(alg, False)] if self._group(alg)[1] == 1 else []
+
+    def scenarios(self, alg):
+        tau, k = self._group(alg)
         a = into_range(alg, np.tile([0.5, 1.0], (alg.horizon, 1)))
         b = a.copy()
         b[tau:tau + k, 1] = loss_extremes(alg)[0]
@@ -116,6 +147,7 @@ class RareArm(Attack):
     name = "rare-arm"
     summary = ("arm 1 always loss 0, the others 1; the loss of arm K changes (0 vs 1) at a "
                "late round, when it is played with probability near the mixing floor γ/K")
+    needs = "a learner that takes one loss per arm (any K; with expert advice, any N)"
 
     def scenarios(self, alg):
         tau = batch_size(alg) or 1

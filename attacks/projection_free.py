@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Attack, Scenario
+from .base import Attack, Scenario, refuse_losses
 from .events import CoordinateAbove, Union, pilot_quantiles, pilot_thresholds
 
 
@@ -108,12 +108,19 @@ def changed_pair(alg, t: int) -> tuple[np.ndarray, np.ndarray]:
     return a_side, b_side
 
 
-def scenario_at(alg, label: str, t: int, notes=()) -> Scenario:
+def pair_at(alg, label: str, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pair changed at round t (0-based), after the checks every pfb-*
+    attack makes: PRIVATEBANDIT, t in a complete batch."""
     _is_pfb(alg)
     tb, n_rounds = alg.params["tbatch"], alg.params["n_rounds"]
     if t >= n_rounds * tb:
         raise ValueError(f"attack {label}: round {t + 1} is past the last complete batch")
-    la, lb = changed_pair(alg, t)
+    return changed_pair(alg, t)
+
+
+def scenario_at(alg, label: str, t: int, notes=()) -> Scenario:
+    la, lb = pair_at(alg, label, t)
+    tb, n_rounds = alg.params["tbatch"], alg.params["n_rounds"]
     R = t // tb + 1                               # the changed batch, 1-based
     shows = [r for r in (R + 2, R + 3) if r <= n_rounds + 1 and (r - 1) * tb < alg.horizon]
     exact = alg.learner.transcript is not None
@@ -140,34 +147,56 @@ def scenario_at(alg, label: str, t: int, notes=()) -> Scenario:
     return Scenario(label, alg, la, lb, events, rounds, notes=note)
 
 
-class PFBFirstRound(Attack):
+class _PFBAttack(Attack):
+    """A pfb-* attack: pairs changed at the rounds ``changes`` lists, each a
+    scenario of ``scenario_at``; ``applies`` checks them without the pilots
+    of their events."""
+
+    needs = ("PRIVATEBANDIT (pfb-*): loss rows that are linear functions (code, a, b), a "
+             "batch size tbatch and a domain, and a complete batch at the changed round")
+
+    def changes(self, alg) -> list[tuple[str, int, list]]:
+        """(label, changed round (0-based), notes) of every pair."""
+        raise NotImplementedError
+
+    def applies(self, alg):
+        for label, t, _ in self.changes(alg):
+            refuse_losses(self.name, alg, *pair_at(alg, label, t))
+
+    def scenarios(self, alg):
+        return [scenario_at(alg, label, t, notes) for label, t, notes in self.changes(alg)]
+
+
+class PFBFirstRound(_PFBAttack):
     name = "pfb-first-round"
     summary = "PRIVATEBANDIT: f vs −f (linear, ‖a‖ = L) at round 1, zero functions elsewhere"
 
-    def scenarios(self, alg):
-        return [scenario_at(alg, self.name, 0)]
+    def changes(self, alg):
+        return [(self.name, 0, [])]
 
 
-class PFBBatchEdge(Attack):
+class PFBBatchEdge(_PFBAttack):
     name = "pfb-batch-edge"
     summary = ("PRIVATEBANDIT: f vs −f at the last round of batch 1, and separately at the "
                "first round of batch 2")
 
-    def scenarios(self, alg):
+    def changes(self, alg):
         _is_pfb(alg)
         tb = alg.params["tbatch"]
-        out = [scenario_at(alg, f"{self.name}:last-of-batch-1", tb - 1)]
+        out = [(f"{self.name}:last-of-batch-1", tb - 1, [])]
         if alg.params["n_rounds"] >= 2:
-            out.append(scenario_at(alg, f"{self.name}:first-of-batch-2", tb))
+            out.append((f"{self.name}:first-of-batch-2", tb, []))
         return out
 
 
-class PFBTreeLevel(Attack):
+class PFBTreeLevel(_PFBAttack):
     name = "pfb-tree-level"
     summary = ("PRIVATEBANDIT: f vs −f inside the batch just after the left half of the tree "
                "(R = 2^k + 1: it lies in one block of every level)")
+    needs = ("PRIVATEBANDIT (pfb-*): loss rows that are linear functions (code, a, b), a "
+             "batch size tbatch and a domain, and at least 3 complete batches")
 
-    def scenarios(self, alg):
+    def changes(self, alg):
         _is_pfb(alg)
         tb, n_rounds = alg.params["tbatch"], alg.params["n_rounds"]
         if n_rounds < 3:
@@ -178,8 +207,8 @@ class PFBTreeLevel(Attack):
         # half + 2, half + 4, … up to the root — every level — and by then
         # x̃ has been moved by the noisy sums, so it can sit at the far vertex
         # where |f − f′| is largest.
-        return [scenario_at(alg, f"{self.name}:batch-{half + 1}", half * tb + mid,
-                            [f"batch {half + 1} opens the block [{half + 1}, {2 * half}]"])]
+        return [(f"{self.name}:batch-{half + 1}", half * tb + mid,
+                 [f"batch {half + 1} opens the block [{half + 1}, {2 * half}]"])]
 
 
 FAMILY_ATTACKS: tuple = (PFBFirstRound(), PFBBatchEdge(), PFBTreeLevel())

@@ -538,6 +538,9 @@ class NeighbourSearch(Attack):
                "coordinates, background losses, advice), ranked on pilot runs of their own; "
                "the best (up to 3) are audited black-box, and white-box where the algorithm "
                "declares a model of its randomness")
+    needs = ("a learner with a horizon of at least 2 rounds whose losses (its own check_losses, "
+             "if any) admit a candidate pair, or a mechanism over a stream with a neighbouring "
+             "pair inside its domain")
 
     def applies(self, alg: Algorithm) -> None:
         """Raise ``ValueError`` where ``scenarios`` would, without the pilot

@@ -252,6 +252,8 @@ class Patterns(Attack):
     summary = ("the DP testers' standard input pairs (one above, one below, and under "
                "bounded-all: one above rest below, one below rest above, half/half, all above, "
                "all below, crossed), moved by the claim's Δ, with a learned witness")
+    needs = ("a mechanism over a stream of answers (feedback 'stream') with at least one "
+             "pattern pair that is neighbouring under its claim's relation and bound Δ")
 
     def applies(self, alg) -> None:
         """``ValueError`` where ``scenarios`` would raise, without its pilots."""

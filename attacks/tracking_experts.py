@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.simulate import simulate
-from .base import Attack, Scenario, horizon_prefix
+from .base import Attack, Scenario, at_least_two, horizon_prefix, refuse_losses
 from .events import (ActionAt, ActionRun, CoordinateAbove, SwitchAt, Union, events_after,
                      pilot_thresholds)
 
@@ -45,12 +45,14 @@ class WindowTail(Attack):
     name = "tbe-window-tail"
     summary = ("tail report-noisy-max pair: over the window [4, 7] expert sums differ by 4 vs 2; "
                "change at round 7 (window edge) and at round 4 (power-of-two boundary)")
+    needs = ("a learner that takes one loss per expert (or arm), at least 2 of them, 0 and 1 "
+             "in its loss range, and a horizon of at least 8")
 
     def scenarios(self, alg):
         if alg.horizon < DECISION:
             raise ValueError(f"attack {self.name} needs a horizon >= {DECISION}; "
                              f"{alg.name} has T = {alg.horizon}")
-        n = alg.n_arms
+        n = at_least_two(self.name, alg)
         rounds = horizon_prefix(alg, DECISION + 1)
         out = []
         for label, changed in (("edge", WINDOW[1]), ("boundary", WINDOW[0])):
@@ -75,9 +77,11 @@ class FirstRoundSwap(Attack):
 
     name = "tbe-first-round"
     summary = "round 1: (1, 0, 1, ...) vs (0, 1, 1, ...), other losses 0; 17 rounds"
+    needs = ("a learner that takes one loss per expert (or arm), at least 2 of them, and 0 "
+             "and 1 in its loss range")
 
     def scenarios(self, alg):
-        n = alg.n_arms
+        n = at_least_two(self.name, alg)
         a = np.zeros((alg.horizon, n))
         a[0, :] = 1.0
         a[0, 1] = 0.0
@@ -102,10 +106,12 @@ class ExpertRun(Attack):
     name = "tbe-expert-run"
     summary = ("round 1: (1, 0, 1, ...) vs (0, 1, 1, ...), later losses 0; events: expert i at "
                "every round 2..k (k up to 16)")
+    needs = ("a learner that takes one loss per expert (or arm), at least 2 of them, 0 and 1 "
+             "in its loss range, and a horizon of at least 2")
     PREFIX = 16
 
     def scenarios(self, alg):
-        n = alg.n_arms
+        n = at_least_two(self.name, alg)
         rounds = horizon_prefix(alg, self.PREFIX)
         if rounds < 2:
             raise ValueError(f"attack {self.name} needs a horizon >= 2; {alg.name} has "
@@ -129,12 +135,21 @@ class FullRow(Attack):
 
     name = "tbe-full-row"
     summary = "every expert's loss at round 1: 0 vs 1 (l1 distance N), all other losses 0"
+    needs = "a learner that takes one loss per expert (or arm), with 0 and 1 in its loss range"
+
+    def _pair(self, alg):
+        a = np.zeros((alg.horizon, alg.n_arms))
+        b = a.copy()
+        b[0, :] = 1.0
+        return a, b
+
+    def applies(self, alg):
+        """``scenarios``' checks without the pilot of its point events."""
+        refuse_losses(self.name, alg, *self._pair(alg))
 
     def scenarios(self, alg):
         n = alg.n_arms
-        a = np.zeros((alg.horizon, n))
-        b = a.copy()
-        b[0, :] = 1.0
+        a, b = self._pair(alg)
         rounds = horizon_prefix(alg, 4)
         pr = tuple(range(1, rounds)) if alg.learner.point is not None else ()
         return [Scenario(self.name, alg, a, b,
@@ -203,14 +218,28 @@ class SVTRestart(Attack):
     name = "tbe-svt-restart"
     summary = ("Alg 2's sparse vector (tbe-svt*): a regret run-up to a restart; pairs at its "
                "first round (every query moves by 2) and at the median restart round")
+    needs = ("Asi, Raman & Saha's Algorithm 2 (tbe-svt*: a sparse vector restarting Algorithm 1, "
+             "threshold_scale in Algorithm.params), at least 2 experts and a horizon of at "
+             "least 40")
 
-    def scenarios(self, alg):
+    def _check(self, alg) -> None:
         if "threshold_scale" not in alg.params:
             raise ValueError(f"attack {self.name} applies to Algorithm 2 (tbe-svt*), "
                              f"not {alg.name}")
+        at_least_two(self.name, alg)
+        if alg.horizon < 40:
+            raise ValueError(f"attack {self.name} needs a horizon >= 40; {alg.name} has "
+                             f"T = {alg.horizon}")
+
+    def applies(self, alg):
+        """``scenarios``' checks without its pilot of the restart rounds."""
+        self._check(alg)
+        # Both sides hold the same values (one row's first two swapped).
+        refuse_losses(self.name, alg, _svt_losses(alg.horizon, alg.n_arms, 16))
+
+    def scenarios(self, alg):
+        self._check(alg)
         T, n = alg.horizon, alg.n_arms
-        if T < 40:
-            raise ValueError(f"attack {self.name} needs a horizon >= 40; {alg.name} has T = {T}")
         lock, first, losses = 16, None, None
         while True:
             losses = _svt_losses(T, n, lock)

@@ -114,13 +114,14 @@ def test_list_attacks_says_what_each_needs_and_where_it_applies(capsys):
     out = capsys.readouterr().out
     blocks = dict(re.findall(r"^  (\S+): .*?\n((?:    .*\n)+)", out, flags=re.M))
     canary = " ".join(blocks["canary"].split())
-    assert "needs: applies only to conversions" in canary
+    assert "needs: a conversion whose claim holds for every base learner" in canary
     applies = canary.split("applies to: ")[1].split(", ")
     assert "private-exp3" in applies and "exp3" not in applies
-    assert "needs: K = 2 arms" in " ".join(blocks["g1"].split())
+    assert "needs: a learner with K = 2 arms" in " ".join(blocks["g1"].split())
     first = " ".join(blocks["first-round"].split())
-    assert "needs: builds pairs for learners" in first and "svt1" not in first
-    assert "exp3" in first and "pfb-gaussian" in first
+    assert "needs: a learner that takes one loss per arm" in first and "svt1" not in first
+    # PRIVATEBANDIT's loss rows are functions: it refuses first-round's pairs
+    assert "exp3" in first and "pfb-gaussian" not in first
     assert "applies to every registered algorithm" not in " ".join(blocks["patterns"].split())
     assert "svt1" in " ".join(blocks["patterns"].split())
 
@@ -266,3 +267,57 @@ def test_data_independent_output_is_flagged_by_list_and_run(monkeypatch, capsys)
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith("audit: warning: private-batched-exp4: at these parameters")
+
+
+# -- misspelt names: the closest ones are suggested --------------------------
+
+@pytest.mark.parametrize("argv,start,suggested", [
+    (["run", "svt7", "--no-store"], "unknown algorithm 'svt7'; did you mean ", ["svt1", "svt2"]),
+    (["regret", "privat-exp3"], "unknown algorithm 'privat-exp3'; did you mean ",
+     ["private-exp3"]),
+    (["list", "mutant-batchsum"], "unknown algorithm 'mutant-batchsum'; did you mean ",
+     ["mutant-batch-sum"]),
+    (["run", "exp3", "--attack", "canery", "--no-store"],
+     "--attack 'canery': unknown attack; did you mean ", ["canary"]),
+    (["run", "exp3", "--mode", "blackbox", "--no-store"],
+     "--mode 'blackbox': unknown mode; did you mean ", ["black-box"]),
+])
+def test_a_misspelt_name_suggests_the_closest(capsys, argv, start, suggested):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"audit: error: {start}"), err
+    offered = err[len(f"audit: error: {start}"):].split("?")[0].split(", ")
+    assert offered[:len(suggested)] == suggested and len(offered) <= 3, offered
+
+
+def test_a_name_close_to_nothing_suggests_nothing(capsys):
+    assert main(["run", "xyzzy", "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "unknown algorithm 'xyzzy'" in err
+    assert "see 'audit list'" in err and "package.module:attribute" in err
+    assert main(["run", "exp3", "--attack", "qqq", "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "choose from: g1, canary" in err
+
+
+def test_a_suite_entry_with_a_misspelt_name_or_mode(tmp_path, capsys):
+    suite = tmp_path / "audit.toml"
+    suite.write_text('[[audit]]\nalgorithm = "mutant-batchsum"\n')
+    assert main(["check", "--config", str(suite), "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "audit[0] (mutant-batchsum): unknown algorithm 'mutant-batchsum'; did you mean " \
+           "mutant-batch-sum" in err
+    suite.write_text('[[audit]]\nalgorithm = "exp3"\nmodes = ["pdl"]\n')
+    assert main(["check", "--config", str(suite), "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown mode 'pdl'; did you mean pld? (choose from: black-box" in err
+
+
+def test_closest_names_in_order():
+    from algorithms.suggest import closest, did_you_mean
+    names = ["svt1", "svt2", "svt3", "laplace", "g1"]
+    assert closest("svt7", names) == ["svt1", "svt2", "svt3"]   # equally close: given order
+    assert closest("SVT2", names)[0] == "svt2"                   # case ignored, exact first
+    assert closest("g2", names) == ["g1"]
+    assert closest("zzzz", names) == [] and did_you_mean("zzzz", names) == ""
+    assert did_you_mean("laplase", names) == "; did you mean laplace?"

@@ -70,7 +70,7 @@ def test_exit_1_violation():
     (["run", "private-exp3", "--trials", "0"], "--trials"),
     (["run", "private-exp3", "--seed", "-1"], "--seed"),
     (["run", "private-exp3", "--confidence", "0.3"], "--confidence"),
-    (["run", "no-such-algorithm"], "private-exp3"),
+    (["run", "no-such-algorithm"], "unknown algorithm 'no-such-algorithm'"),
     (["run", "private-exp3", "--param", "tau=abc"], "--param tau=abc"),
     (["check", "--config", "no-such-suite.toml"], "no-such-suite.toml"),
     ([], "a command is required"),
@@ -320,3 +320,69 @@ def test_check_internal_error_exits_3(tmp_path):
         message = case.find("error").get("message")
         assert message.startswith("internal error: RuntimeError: simulated bug in the engine")
         assert _traceback_file(message).exists()
+
+
+# -- signals: 130 for Ctrl-C, 143 for SIGTERM, one line, the same clean-up -------
+
+class _StrayTerm(Exception):
+    """Raised by this test's own SIGTERM handler: main did not install its own."""
+
+
+@pytest.fixture
+def own_sigterm_handler():
+    """A SIGTERM handler of the test's own while ``main`` runs in-process (so a
+    missing handler in ``main`` fails the test instead of killing pytest);
+    ``main`` must put it back when it returns."""
+    import signal
+
+    def stray(signum, frame):
+        raise _StrayTerm()
+    previous = signal.signal(signal.SIGTERM, stray)
+    yield stray
+    signal.signal(signal.SIGTERM, previous)
+
+
+def _signal_during(monkeypatch, module, attr, sig):
+    """Replace ``module.attr`` by a function that sends ``sig`` to this
+    process and then waits for it to arrive."""
+    import signal
+    import time
+
+    def interrupted(*args, **kwargs):
+        os.kill(os.getpid(), sig)
+        for _ in range(500):
+            time.sleep(0.01)
+        raise AssertionError(f"{signal.Signals(sig).name} never arrived")
+    monkeypatch.setattr(module, attr, interrupted)
+
+
+@pytest.mark.parametrize("sig,code,words", [("SIGTERM", 143, "interrupted (SIGTERM)"),
+                                            ("SIGINT", 130, "interrupted;")])
+def test_run_interrupted_by_a_signal_exits_128_plus_its_number(monkeypatch, capsys, tmp_path,
+                                                               own_sigterm_handler, sig, code,
+                                                               words):
+    import signal
+    import audit.engine
+    from audit.cli.main import main
+    _signal_during(monkeypatch, audit.engine, "audit_algorithm", getattr(signal, sig))
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "private-exp3", "--attack", "canary", "--trials", "2000", "--jobs", "1",
+                 "--store", str(store)]) == code
+    err = capsys.readouterr().err
+    assert err.startswith("audit: interrupted") and err.count("\n") == 1, err
+    assert err.count("audit: interrupted") == 1
+    assert words in err and f"completed chunks are kept in {store}" in err
+    assert signal.getsignal(signal.SIGTERM) is own_sigterm_handler
+
+
+def test_check_terminated_exits_143_with_one_line(monkeypatch, capsys, tmp_path,
+                                                  own_sigterm_handler):
+    import signal
+    import audit.cli.suite
+    from audit.cli.main import main
+    (tmp_path / "audit.toml").write_text('[[audit]]\nalgorithm = "private-exp3"\n')
+    _signal_during(monkeypatch, audit.cli.suite, "run_suite", signal.SIGTERM)
+    assert main(["check", "--config", str(tmp_path / "audit.toml"), "--no-store"]) == 143
+    err = capsys.readouterr().err
+    assert err == "audit: interrupted (SIGTERM)\n", err
+    assert signal.getsignal(signal.SIGTERM) is own_sigterm_handler

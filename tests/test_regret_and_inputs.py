@@ -108,7 +108,8 @@ def _cli(*args):
     (["regret", "private-exp3", "--arms", "1"], "K (arms)"),
     (["regret", "private-exp3", "--epsilon", "abc"], "--epsilon"),
     (["regret", "private-exp3", "--epsilon", "0"], "--epsilon"),
-    (["regret", "no-such-algo"], "private-exp3"),
+    (["regret", "no-such-algo"], "unknown algorithm 'no-such-algo' (a registered name, see "
+                                 "'audit list'"),
     (["regret", "no.such.module:thing"], "cannot import"),
     (["regret", "private-exp3", "--param", "tau"], "NAME=VALUE"),
     (["regret", "private-exp3", "--instance", "moon"], "gap"),

@@ -1,5 +1,6 @@
-"""The durable store: resume after Ctrl-C and SIGKILL, no double counting,
-concurrent writers, fingerprints, `audit history`."""
+"""The durable store: resume after Ctrl-C, SIGTERM and SIGKILL (with no
+worker process left behind), no double counting, concurrent writers,
+fingerprints, `audit history`."""
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ import pytest
 from algorithms import build
 from audit.cli.main import main
 from audit.engine import audit_algorithm
-from audit.execution.runs import chunk_sizes
+from audit.execution.runs import DEFAULT_CHUNK, chunk_sizes
 from audit.execution.executor import Executor, run_chunks
 from audit.execution.store import Store, audit_fingerprint, default_path
 
@@ -186,6 +187,7 @@ def _interrupt_then_resume(tmp_path, sig):
         time.sleep(0.05)
     os.kill(p.pid, sig)
     _, err = p.communicate(timeout=60)
+    code = p.returncode
     assert not os.path.exists(out)
     kept = _chunk_rows(store)
     # 60 chunks per side; the loss distribution: 120 chunks of 5000 in each direction
@@ -198,7 +200,7 @@ def _interrupt_then_resume(tmp_path, sig):
     assert _chunk_rows(store) == total
     with Store(store) as s:
         assert s.integrity() == "ok"
-    return p.returncode, err, _doc(out)
+    return code, err, _doc(out)
 
 
 def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path, uninterrupted):
@@ -207,9 +209,74 @@ def test_resume_after_sigkill_equals_uninterrupted_run(tmp_path, uninterrupted):
 
 
 def test_resume_after_ctrl_c_equals_uninterrupted_run(tmp_path, uninterrupted):
-    _, err, doc = _interrupt_then_resume(tmp_path, signal.SIGINT)
+    code, err, doc = _interrupt_then_resume(tmp_path, signal.SIGINT)
+    assert code == 130
+    assert err.count("audit: interrupted") == 1 and err.count("\n") == 1, err
     assert "rerun the same command to resume" in err and "Traceback" not in err
     assert doc == uninterrupted
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (children, their children, ...), from /proc."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    # "pid (comm) state ppid ...": comm may hold spaces or ")"
+                    parent[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):   # it exited meanwhile
+                continue
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in parent.items() if p in frontier} - found
+        found |= frontier
+    return found
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="lists processes through /proc")
+def test_sigterm_stops_the_workers_keeps_the_chunks_and_exits_143(tmp_path):
+    """SIGTERM to ``audit run`` with local worker processes: exit 143, one
+    line saying it was interrupted, every worker process (and loky's
+    helpers) gone, the completed chunks kept so that the same command
+    resumes from them."""
+    store = str(tmp_path / "s.sqlite")
+    args = ["run", "private-exp3", "--attack", "canary", "--mode", "black-box", "--trials",
+            "2000000", "--jobs", "2", "--quiet", "--store", store]
+    p = _cli(*args)
+    deadline = time.time() + 120
+    while _chunk_rows(store) < 1 or not _descendants(p.pid):
+        assert p.poll() is None, "the audit finished before it could be terminated"
+        assert time.time() < deadline
+        time.sleep(0.05)
+    workers = _descendants(p.pid)
+    os.kill(p.pid, signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert out == ""
+    assert err.count("audit: interrupted") == 1 and err.count("\n") == 1, err
+    assert err.startswith("audit: interrupted (SIGTERM); completed chunks are kept in "
+                          f"{store}: rerun the same command to resume")
+    deadline = time.time() + 5
+    while any(_running(w) for w in workers) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not [w for w in workers if _running(w)], "worker processes outlived the audit"
+    kept = _chunk_rows(store)
+    total = 2 * len(chunk_sizes(2_000_000, DEFAULT_CHUNK))   # two sides
+    assert 1 <= kept < total
+    p = _cli(*args)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert f"resumed: {kept} of {total} chunks came from the store {store}" in out
 
 
 # -- concurrent writers -------------------------------------------------------

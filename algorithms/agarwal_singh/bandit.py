@@ -6,7 +6,6 @@ vertices {e_i}, so x̃_t = e_{i_t} and ⟨ℓ_t, x̃_t⟩ = ℓ_t(i_t).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from ..core import Learner, TranscriptModel, sample_categorical, softmax_rows
 
@@ -36,6 +35,7 @@ def private_exp2_learner(N: int, eta: float, gamma: float, lam: float) -> Learne
                 "released": np.full(runs, np.nan)}
 
     def dist(state):
+        from scipy.special import expit   # here: importing scipy.special takes a third of a second
         logq = state["logq"]
         if N == 2:
             # softmax over two arms is a logistic; a row reduction per round

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from audit.cli.common import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION,
                               add_execution_options, auto_prune, check_output_dir, check_writable,
-                              dedupe, execution, number, positive_int)
+                              dedupe, execution, note_kept_chunks, number,
+                              positive_int)
 
 
 def add_check_parser(sub):
     p = sub.add_parser("check", help="run a suite of audits (the CI gate)",
                        description="Run every audit of a suite file and compare each verdict "
                                    "with its expectation.  Exit 0 all as expected, 1 an "
-                                   "expectation not met, 2 bad input, 3 internal error.")
+                                   "expectation not met, 2 bad input, 3 internal error, "
+                                   "130 Ctrl-C, 143 SIGTERM.")
     p.add_argument("--config", metavar="FILE",
                    help="suite file (default: audit.toml, else [tool.audit] in pyproject.toml)")
     p.add_argument("--junit", metavar="PATH",
@@ -55,7 +57,11 @@ def cmd_check(args):
     reporter = Reporter()
     pruned = None
     with execution(args, jobs) as ex, reporting(reporter):
-        outcomes = run_suite(settings, entries, jobs, scale=args.scale, executor=ex)
+        try:
+            outcomes = run_suite(settings, entries, jobs, scale=args.scale, executor=ex)
+        except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
+            note_kept_chunks(exc, ex.store)
+            raise
         pruned = auto_prune(ex.store)
     print(table(outcomes, settings))
     if pruned:

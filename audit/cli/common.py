@@ -8,7 +8,8 @@ Exit codes, one meaning each: 0 consistent (``check``: every entry as
 expected), 1 violation (``check``: an expectation not met), 2 bad input or
 usage, including a user's algorithm that breaks the interface or raises (one
 line naming the flag, key or function), 3 an internal error of the tool (one
-line naming a file that holds the traceback).  Never a traceback on stderr.
+line naming a file that holds the traceback), 130 interrupted (Ctrl-C,
+SIGINT), 143 terminated (SIGTERM).  Never a traceback on stderr.
 
 May import: ``algorithms``, ``audit.execution``, ``audit.jsondoc``.
 """
@@ -22,10 +23,70 @@ import sys
 from audit import jsondoc
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143   # 128 + the signal's number, as a shell reports it
 
 
 class UsageError(Exception):
     """Bad input: printed as one line, exit code 2."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised by ``main``'s handler in the main thread.  A
+    ``KeyboardInterrupt``, so everything that cleans up after Ctrl-C runs
+    the same way (the local worker pool is aborted, completed chunks stay in
+    the store); only the exit code differs."""
+
+    exit_code = EXIT_SIGTERM
+
+
+def interrupt_exit_code(exc: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM (``Terminated``)."""
+    return getattr(exc, "exit_code", EXIT_SIGINT)
+
+
+def note_kept_chunks(exc: KeyboardInterrupt, store) -> None:
+    """Record on an interrupt where its completed chunks are kept, for the
+    one line ``main`` prints (None: nothing is kept)."""
+    if store is not None:
+        exc.kept_in = store.path
+
+
+def interrupted_line(exc: KeyboardInterrupt) -> str:
+    """The one line an interrupted command prints on stderr: which signal,
+    and where the completed chunks are kept when a store keeps them."""
+    line = "audit: interrupted" + (" (SIGTERM)" if isinstance(exc, Terminated) else "")
+    kept = getattr(exc, "kept_in", None)
+    if kept is not None:
+        line += f"; completed chunks are kept in {kept}: rerun the same command to resume"
+    return line
+
+
+class sigterm_interrupts:
+    """``with sigterm_interrupts():`` — SIGTERM raises ``Terminated`` in the
+    main thread, so a terminated command cleans up as after Ctrl-C.  The
+    first SIGTERM does; later ones are ignored while it cleans up.  The
+    previous handler is restored on the way out.  Outside the main thread,
+    where no handler can be set, nothing changes."""
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    @staticmethod
+    def _handle(signum, frame):
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    def __exit__(self, *exc):
+        import signal
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+        return False
 
 
 class Parser(argparse.ArgumentParser):
@@ -101,9 +162,29 @@ def _jobs(text):
 
 
 def add_algorithm_options(p):
-    p.add_argument("algorithm", metavar="ALGO",
-                   help="a registered name (see 'audit list') or package.module:attribute "
-                        "(required)")
+    """ALGO, the flags that build it, and ``--seed``, ``--jobs``, ``--json``."""
+    add_build_options(p)
+    p.add_argument("--seed", type=nonnegative_int("--seed"), default=0,
+                   help="seed of every random stream (default: %(default)s)")
+    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes, -1 for one per CPU; results do not depend on it "
+                        "(default: %(default)s, the number of CPUs)")
+    p.add_argument("--json", metavar="PATH",
+                   help="also write the result document here (default: none)")
+
+
+def add_build_options(p, optional: bool = False):
+    """ALGO and the flags that build it (``--epsilon``, ``--delta``,
+    ``--horizon``, ``--arms``, ``--experts``, ``--param``); ``optional``:
+    ALGO may be left out (``audit list``)."""
+    if optional:
+        p.add_argument("algorithm", metavar="ALGO", nargs="?",
+                       help="a registered name or package.module:attribute: say what applies "
+                            "to it (default: list every registered algorithm)")
+    else:
+        p.add_argument("algorithm", metavar="ALGO",
+                       help="a registered name (see 'audit list') or package.module:attribute "
+                            "(required)")
     p.add_argument("--epsilon", type=number("--epsilon", lo=0), metavar="E",
                    help="the ε the algorithm is built with (its claim follows from it); a "
                         "user factory f(T, K, N, epsilon, delta, **params) gets --epsilon, else "
@@ -131,13 +212,6 @@ def add_algorithm_options(p):
                    help="for a class audited as written: whether its update method receives "
                         "losses or rewards (reward = hi + lo − loss) (default: its 'feedback' "
                         "attribute, else the parameter's name, else reward)")
-    p.add_argument("--seed", type=nonnegative_int("--seed"), default=0,
-                   help="seed of every random stream (default: %(default)s)")
-    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
-                   help="worker processes, -1 for one per CPU; results do not depend on it "
-                        "(default: %(default)s, the number of CPUs)")
-    p.add_argument("--json", metavar="PATH",
-                   help="also write the result document here (default: none)")
 
 
 def build_algorithm(args):
@@ -147,7 +221,7 @@ def build_algorithm(args):
                  claim_epsilon=getattr(args, "claim_epsilon", None),
                  claim_delta=getattr(args, "claim_delta", None),
                  naming="cli" if args.command == "run" else "cli-regret",
-                 methods=args.methods, feedback=args.feedback)
+                 methods=getattr(args, "methods", None), feedback=getattr(args, "feedback", None))
 
 
 def check_writable(path: str, flag: str, directory: bool = False) -> None:
@@ -368,13 +442,18 @@ def human_size(n: int) -> str:
     return f"{n} B"
 
 
+# The attacks that build pairs for mechanisms over a stream of answers (as
+# audit.engine.scenarios.STREAM_ATTACKS; not imported from there, so that
+# `audit list` does not load the engine).
+STREAM_ATTACKS = ("patterns", "search")
+
+
 def check_attack_applies(attack, alg) -> None:
     """Raise ``ValueError`` if ``attack`` does not apply to ``alg``, without
     running its pilot where it has a cheap check (``applies``: the
     neighbour search simulates for seconds to build its pairs).  A
     mechanism over a stream of answers takes only the attacks built for
     it (``patterns``, ``search``)."""
-    from audit.engine.scenarios import STREAM_ATTACKS
     if alg.learner.reads_first and attack.name not in STREAM_ATTACKS:
         raise ValueError(f"attack {attack.name} builds pairs for learners; {alg.name} is a "
                          f"mechanism over a stream of answers (patterns, search)")

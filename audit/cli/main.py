@@ -11,8 +11,9 @@ import os
 import sys
 
 from audit.cli.common import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, add_algorithm_options,
-                              internal_error_line, is_user_algorithm, one_line, Parser,
-                              positive_int, UsageError, user_function_in_traceback)
+                              internal_error_line, interrupt_exit_code, interrupted_line,
+                              is_user_algorithm, one_line, Parser, positive_int,
+                              sigterm_interrupts, UsageError, user_function_in_traceback)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,9 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
                         description="List the registered algorithms with their claims, default "
                                     "attacks and the white-box modes that apply; with "
                                     "--attacks, what each attack needs and which algorithms "
-                                    "it applies to.")
-    lp.add_argument("--attacks", action="store_true",
-                    help="list the attacks instead (default: off)")
+                                    "it applies to; with ALGO (and the flags that build it, "
+                                    "as for 'audit run'), what applies to that algorithm.")
+    from audit.cli import listing
+    listing.add_list_arguments(lp)
 
     r = sub.add_parser("regret", help="estimate expected regret on a named instance",
                        description="Estimate the expected regret of an algorithm on a named "
@@ -49,6 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run one command; its exit code.  Ctrl-C exits 130 and SIGTERM 143,
+    both after the same clean-up (``Terminated`` is a KeyboardInterrupt):
+    local worker processes stopped, completed chunks kept in the store, one
+    line on stderr."""
+    with sigterm_interrupts():
+        return _main(argv)
+
+
+def _main(argv) -> int:
     from algorithms.errors import UserCodeError
     parser = build_parser()
     args = None
@@ -68,7 +79,8 @@ def main(argv=None) -> int:
         return handler(args)
     except UserCodeError as exc:
         algo = getattr(args, "algorithm", None) if args is not None else None
-        if args is not None and args.command in ("run", "regret") and is_user_algorithm(algo):
+        if (args is not None and args.command in ("run", "regret", "list")
+                and is_user_algorithm(algo)):
             print(f"audit: error: {algo}: your {one_line(exc)}", file=sys.stderr)
             return EXIT_USAGE
         # A built-in algorithm that raises is a bug of this tool.
@@ -79,16 +91,16 @@ def main(argv=None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"audit: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("audit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:   # Ctrl-C, or SIGTERM (Terminated)
+        print(interrupted_line(exc), file=sys.stderr)
+        return interrupt_exit_code(exc)
     except BrokenPipeError:  # e.g. `audit history | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - anything else is a bug of this tool ...
         algo = getattr(args, "algorithm", None) if args is not None else None
         fn = user_function_in_traceback(exc, algo) if args is not None and args.command in (
-            "run", "regret") else None
+            "run", "regret", "list") else None
         if fn is not None:  # ... unless it escaped from the user's own code
             print(f"audit: error: {algo}: your {fn}() raised {type(exc).__name__}: "
                   f"{one_line(exc)}", file=sys.stderr)

@@ -10,8 +10,8 @@ from algorithms.core import Claim
 from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options, check_attack_applies,
                               add_execution_options, auto_prune, build_algorithm,
                               check_output_dir, check_writable, data_independence_warning, dedupe,
-                              execution, history_name, number, one_line, positive_int,
-                              write_json_atomic)
+                              execution, history_name, note_kept_chunks, number, one_line,
+                              positive_int, write_json_atomic)
 
 
 def add_run_parser(sub):
@@ -19,7 +19,7 @@ def add_run_parser(sub):
                        description="Audit one algorithm against its privacy claim: black-box "
                                    "on every attack's neighbouring pairs, plus the white-box "
                                    "modes that apply.  Exit 0 consistent, 1 violation, 2 bad "
-                                   "input, 3 internal error.")
+                                   "input, 3 internal error, 130 Ctrl-C, 143 SIGTERM.")
     add_algorithm_options(p)
     p.add_argument("--claim-epsilon", type=number("--claim-epsilon", lo=0), metavar="E",
                    help="audit against this ε instead of the algorithm's claim "
@@ -58,17 +58,29 @@ def refuse_inapplicable_attacks(alg, names) -> None:
     """Refuse, before any simulation, an ``--attack`` that is unknown or does
     not apply to ``alg`` (its ``scenarios`` raises ValueError): one line
     naming the flag, the attack and what it needs."""
+    from algorithms.suggest import did_you_mean
     from attacks import ATTACKS
     for name in names or ():
         attack = ATTACKS.get(name)
         if attack is None:
-            raise ValueError(f"--attack {name!r}: unknown attack; choose from: "
-                             f"{', '.join(ATTACKS)}")
+            raise ValueError(f"--attack {name!r}: unknown attack"
+                             + (did_you_mean(name, ATTACKS) or f"; choose from: "
+                                f"{', '.join(ATTACKS)}") + " (see 'audit list --attacks')")
         try:
             check_attack_applies(attack, alg)
         except ValueError as exc:
             raise ValueError(f"--attack {name}: {one_line(exc)} (see 'audit list --attacks')"
                              ) from None
+
+
+def refuse_unknown_modes(modes) -> None:
+    """Refuse a ``--mode`` that is not a mode, naming the closest ones."""
+    from algorithms.suggest import did_you_mean
+    from audit.engine.evidence import MODES
+    for m in modes or ():
+        if m not in MODES:
+            raise ValueError(f"--mode {m!r}: unknown mode{did_you_mean(m, MODES)} (choose "
+                             f"from: {', '.join(MODES)})")
 
 
 def _resume_note(result, store) -> str:
@@ -101,6 +113,7 @@ def cmd_run(args):
     if not args.no_store:
         keep_from_env()  # a bad $AUDIT_STORE_KEEP is refused before any work
     args.attack = dedupe(args.attack)
+    refuse_unknown_modes(args.mode)
     reporter = Reporter(enabled=not args.quiet)
     alg = build_algorithm(args)
     refuse_inapplicable_attacks(alg, args.attack)
@@ -127,11 +140,8 @@ def cmd_run(args):
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness)
-        except KeyboardInterrupt:
-            if ex.store is not None:
-                import sys
-                print(f"audit: interrupted; completed chunks are kept in {ex.store.path}: "
-                      f"rerun the same command to resume", file=sys.stderr)
+        except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
+            note_kept_chunks(exc, ex.store)
             raise
         if ex.store is not None:
             ex.store.record_audit(result, result.fingerprint, source="run",

@@ -153,6 +153,7 @@ def _check_value(where: str, key: str, value) -> None:
                 raise SuiteError(f"{where}: params.{k} must be a number, a string or a "
                                  f"boolean, got {v!r}")
     elif key in ("attacks", "modes"):
+        from algorithms.suggest import did_you_mean
         from attacks import ATTACKS
         from audit.engine.evidence import MODES
         known = list(ATTACKS) if key == "attacks" else list(MODES)
@@ -161,8 +162,8 @@ def _check_value(where: str, key: str, value) -> None:
                 f"{', '.join(known)}")
         for x in value:
             if x not in known:
-                raise SuiteError(f"{where}: key {key!r}: unknown {key[:-1]} {x!r}; choose from: "
-                                 f"{', '.join(known)}")
+                raise SuiteError(f"{where}: key {key!r}: unknown {key[:-1]} {x!r}"
+                                 f"{did_you_mean(x, known)} (choose from: {', '.join(known)})")
 
 
 def parse_suite(path: str, doc: dict) -> tuple[dict, list[Entry]]:

@@ -108,12 +108,22 @@ def _run_local_pool(task, sizes, seeds, todo, jobs, results, finished, retries: 
             return
         groups = batches(todo, jobs)
         par = Parallel(n_jobs=jobs, return_as="generator", batch_size=1)
+        outputs = par(delayed(run_batch)(task, [(i, sizes[i], seeds[i]) for i in g])
+                      for g in groups)
         try:
-            for out in par(delayed(run_batch)(task, [(i, sizes[i], seeds[i]) for i in g])
-                           for g in groups):
+            for out in outputs:
                 for i, res in out:
                     finished(i, res)
             return
         except TerminatedWorkerError:
             if attempt == retries:
                 raise
+        except BaseException:
+            # Ctrl-C or SIGTERM (a KeyboardInterrupt), also one that arrives
+            # while a finished chunk is being stored: closing the generator
+            # now makes joblib abort the pool and kill its workers, rather
+            # than whenever the generator is collected.
+            close = getattr(outputs, "close", None)
+            if close is not None:
+                close()
+            raise
