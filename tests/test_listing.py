@@ -182,7 +182,7 @@ def test_list_one_registered_name(capsys):
     rows = {ln.split()[0]: ln.split()[1:] for ln in
             _section(out, "  attacks that apply (--attack NAME):")}
     assert rows["canary"] == ["default", "white-box:", "pld"]
-    assert rows["search"] == ["default", "black-box", "only"]
+    assert rows["search"] == ["default", "white-box:", "pld"]   # its pairs get it too
     assert "as-tree-level" not in rows and "patterns" not in rows
     assert f"      needs: {ATTACKS['patterns'].needs[:40]}" in out
 

@@ -185,7 +185,7 @@ def list_one(args) -> int:
     from algorithms import build
     alg = build(args.algorithm, horizon=args.horizon, arms=args.arms, experts=args.experts,
                 epsilon=args.epsilon, delta=args.delta, params=dict(args.param or []),
-                naming="cli-regret")
+                naming="cli-regret", methods=args.methods, feedback=args.feedback)
     attacks = _attacks()
     shape = f"T = {alg.horizon}, K = {alg.n_arms}" + (
         f", N = {alg.n_experts}" if alg.n_experts else "")
