@@ -43,7 +43,8 @@ import numpy as np
 
 from algorithms.core import Learner
 from algorithms.errors import UserCodeError
-from .capture import LOCAL, Streams
+from . import capture
+from .capture import Streams
 from .outputs import StepForm, leaves, step_form
 
 SELECT = ("select_arm", "choose_arm", "select_action", "choose_action", "get_action", "get_arm",
@@ -160,7 +161,6 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
     stream mechanism needs its ``form`` (``probe_stream``)."""
     lo, hi = float(loss_range[0]), float(loss_range[1])
     select, update = methods.select, methods.update
-    local = LOCAL
     name = getattr(cls, "__name__", where)
 
     def init(runs, rng):
@@ -189,6 +189,7 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
         if methods.kind == "stream":
             return state, state["codes"]
         chooses = state["select"]
+        local = capture.LOCAL       # through the module: a thread-local does not pickle
         with state["streams"].active():
             i, out = -1, []
             try:
@@ -217,6 +218,7 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
     def feed(state, actions, losses, rng):
         objs, t = state["objects"], state["t"]
         learns = state["update"]
+        local = capture.LOCAL
         with state["streams"].active():
             try:
                 if methods.kind == "bandit":
