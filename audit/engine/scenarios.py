@@ -8,8 +8,12 @@ algorithm's shape; an algorithm that declares no attacks gets the search
 alone.  The search simulates the algorithm in its pilot, so the interface
 contract is checked before it runs.
 
+The ``optimised`` attack maximises a declared model's exact pair ε, which
+it cannot compute itself: the engine hands it the objective
+(``audit.engine.models.objective``).
+
 May import: ``algorithms``, ``attacks``, ``audit.execution.progress``,
-``audit.engine.contract``.
+``audit.engine.contract``, ``audit.engine.models.objective``.
 """
 from __future__ import annotations
 
@@ -19,11 +23,13 @@ from typing import Optional, Sequence
 from algorithms.core import Algorithm
 from attacks import ATTACKS
 from audit.engine.contract import check_interface
+from audit.engine.models.objective import pair_objective
 from audit.execution.progress import active
 
 SEARCH = "search"
+OPTIMISED = "optimised"
 # The attacks that build pairs for mechanisms over a stream of answers.
-STREAM_ATTACKS = ("patterns", SEARCH)
+STREAM_ATTACKS = ("patterns", OPTIMISED, SEARCH)
 
 
 def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
@@ -75,10 +81,18 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
 
 def _scenarios(attack, alg: Algorithm, events: bool):
     """``attack.scenarios(alg)``, without event pilots when ``events`` is
-    False and the attack can leave them out."""
+    False and the attack can leave them out, with the exact pair ε of the
+    declared model for ``optimised``."""
+    kw = {}
     if not events and "events" in inspect.signature(attack.scenarios).parameters:
-        return attack.scenarios(alg, events=False)
-    return attack.scenarios(alg)
+        kw["events"] = False
+    if attack.name == OPTIMISED:
+        objective = pair_objective(alg)
+        if objective is None:
+            raise ValueError(f"attack optimised: {alg.name}'s declared model has no exact pair "
+                             f"ε to maximise at its horizon")
+        kw["objective"] = objective
+    return attack.scenarios(alg, **kw)
 
 
 def _search(alg: Algorithm, checked: bool):

@@ -84,11 +84,11 @@ def laplace_log_sf(x, b):
 
 
 # --------------------------------------------------------------------- grid
-def offsets(h0: float, reach: float) -> np.ndarray:
+def offsets(h0: float, reach: float, cells: int = CELLS_PER_SCALE) -> np.ndarray:
     """Distances from a kink of the cell edges on one side of it, up to
-    ``reach``: steps of h0 for FINE_SCALES·(h0·CELLS_PER_SCALE), then each
-    step GROWTH wider than the last."""
-    fine = int(round(FINE_SCALES * CELLS_PER_SCALE))
+    ``reach``: steps of h0 for FINE_SCALES·(h0·cells) (h0 is a scale over
+    ``cells``), then each step GROWTH wider than the last."""
+    fine = int(round(FINE_SCALES * cells))
     near = np.arange(fine + 1) * h0
     if near[-1] >= reach:
         return near[near < reach]
@@ -98,12 +98,15 @@ def offsets(h0: float, reach: float) -> np.ndarray:
     return out[out < reach]
 
 
-def grid(points, h0: float, reach: float, start=None, limits=()) -> np.ndarray:
+def grid(points, h0: float, reach: float, start=None, limits=(),
+         cells: int = CELLS_PER_SCALE) -> np.ndarray:
     """The cell edges: every point (kink), fine near them (step ``h0``),
     coarse far away, from ``reach`` below the lowest point (or from the
     support edge ``start``, refined geometrically towards it) to ``reach``
     above the highest; ``limits`` (queries' upper limits) add
-    ``limit_edges`` and stretch the range to cover them."""
+    ``limit_edges`` and stretch the range to cover them.  ``h0`` is the
+    smallest scale over ``cells`` (a coarser grid, ``cells`` <
+    CELLS_PER_SCALE, is still certified, only wider)."""
     pts = np.asarray(points, dtype=float)
     pts = np.unique(pts[np.isfinite(pts)])
     if start is not None:
@@ -126,18 +129,18 @@ def grid(points, h0: float, reach: float, start=None, limits=()) -> np.ndarray:
     for p, below, above in zip(pts, left_reach, right_reach):
         for reach_side, sign in ((below, -1.0), (above, 1.0)):
             if reach_side not in cache:
-                cache[reach_side] = offsets(h0, reach_side)
+                cache[reach_side] = offsets(h0, reach_side, cells)
             pieces.append(p + sign * cache[reach_side])
     if start is not None:
         n = math.ceil(math.log(1 / EDGE_DEPTH) / math.log(EDGE_RATIO))
         pieces.append(float(start) + h0 * EDGE_RATIO ** -np.arange(1.0, n + 1))
     if lim.size:
-        pieces.append(limit_edges(lim, h0, reach))
+        pieces.append(limit_edges(lim, h0, reach, cells))
     edges = np.unique(np.concatenate(pieces))
     return edges[(edges >= lo_end) & (edges <= hi_end)]
 
 
-def limit_edges(lims, h0: float, reach: float) -> np.ndarray:
+def limit_edges(lims, h0: float, reach: float, cells: int = CELLS_PER_SCALE) -> np.ndarray:
     """Fine cells over many upper limits at once: the limits are grouped
     into clusters (split where two neighbours are more than two fine
     regions apart); each cluster gets a lattice of step ``h0`` from its
@@ -151,8 +154,8 @@ def limit_edges(lims, h0: float, reach: float) -> np.ndarray:
     lims = lims[np.isfinite(lims)]
     if not lims.size:
         return np.zeros(0)
-    split = 2 * FINE_SCALES * CELLS_PER_SCALE * h0
-    below = offsets(h0, reach)
+    split = 2 * FINE_SCALES * cells * h0
+    below = offsets(h0, reach, cells)
     pieces = []
     for cluster in np.split(lims, np.flatnonzero(np.diff(lims) > split) + 1):
         low, high = float(cluster[0]), float(cluster[-1])
@@ -192,7 +195,8 @@ def cell_bounds(LA, LB, DA, DB, w):
     dead_a, dead_b = LA <= NEG / 2, LB <= NEG / 2
     DA = np.where(dead_a, 0.0, DA)
     DB = np.where(dead_b, 0.0, DB)
-    slope = (LB - LA) / w
+    with np.errstate(over="ignore", invalid="ignore"):
+        slope = (LB - LA) / w
     lower = np.where(dead_a | dead_b, -np.inf, log_int_exp_linear(LA, slope, w))
     # The end tangents cross at s* (from a), clipped to the cell.
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -39,13 +39,18 @@ coarser than a grid refined around that limit alone, which is what each
 output got before (one grid and one pass per output, about 100 times
 slower on Alg 3's sampled outputs), so no bracket is wider.
 
-May import: numpy, ``algorithms.sparse_vector_model`` and
-``audit.engine.models.log_concave``.
+``exact_pair`` is the pair's exact ε over every output where the code
+sequences are enumerable and no number or only fresh ones are released.
+
+May import: numpy, ``algorithms.sparse_vector_model``,
+``audit.engine.models.log_concave`` and ``audit.engine.models.pair_loss``.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -54,6 +59,7 @@ from algorithms.sparse_vector_model import ABORTED, ABOVE, BELOW, SparseVectorMo
 from audit.engine.models.log_concave import (BATCH_ENTRIES, CELLS_PER_SCALE, NEG, TAIL_SCALES,
                                              check_ordered, grid, laplace_log_cdf,
                                              laplace_log_sf, log_integrals, widen)
+from audit.engine.models.pair_loss import loss_bracket
 
 ENUMERATION_LIMIT = 2 ** 14         # outputs enumerated at most
 ENUMERATION_ENTRIES = 2 ** 24       # codes (outputs × rounds, int8: 16 MB) enumerated at most
@@ -106,7 +112,7 @@ class _Rows:
         return np.maximum(L, NEG), dr + np.sum(cb * db.T, axis=1) + np.sum(ca * da.T, axis=1)
 
 
-def _cells(model: SparseVectorModel, kinks, limits=()) -> np.ndarray:
+def _cells(model: SparseVectorModel, kinks, limits=(), cells: int = CELLS_PER_SCALE) -> np.ndarray:
     """The cell edges: every kink and 0, fine near them, coarse far away,
     from TAIL_SCALES largest scales below the lowest kink to as far above
     the highest, with fine cells over the upper limits ``limits``
@@ -114,13 +120,13 @@ def _cells(model: SparseVectorModel, kinks, limits=()) -> np.ndarray:
     b_rho, b_nu = model.threshold_scale, model.query_scale
     # Without query noise log g is linear between kinks (ln f_ρ, indicators
     # constant): chord and tangents coincide, so coarse cells are exact.
-    h0 = b_rho if b_nu == 0 else min(b_rho, b_nu) / CELLS_PER_SCALE
+    h0 = b_rho if b_nu == 0 else min(b_rho, b_nu) / cells
     kinks = np.asarray(kinks, dtype=float)
     pts = np.concatenate([[0.0], kinks[np.isfinite(kinks)]])
-    return grid(pts, h0, TAIL_SCALES * max(b_rho, b_nu), limits=limits)
+    return grid(pts, h0, TAIL_SCALES * max(b_rho, b_nu), limits=limits, cells=cells)
 
 
-def _segment_bounds(model, uq, CB, CA, lims):
+def _segment_bounds(model, uq, CB, CA, lims, cells=CELLS_PER_SCALE):
     """Certified (lo, hi) of ln ∫_{r ≤ lim} f_ρ(r) Π h_i(r) dr for count
     rows: CB, CA (m, u) the numbers of ⊥ rounds and of ⊤ rounds with a
     P(⊤) factor at each distinct answer ``uq``; lims (m,) an upper limit
@@ -130,7 +136,7 @@ def _segment_bounds(model, uq, CB, CA, lims):
     u = CB.shape[1]
     counts, row = np.unique(np.concatenate([CB, CA], axis=1), axis=0, return_inverse=True)
     family = _Rows(model, uq, counts[:, :u], counts[:, u:])
-    edges = _cells(model, uq - model.threshold, limits=lims)
+    edges = _cells(model, uq - model.threshold, limits=lims, cells=cells)
     return log_integrals(family, edges, row.ravel(), lims, what="sparse vector integral")
 
 
@@ -186,25 +192,26 @@ def _count_rows(model, answers, codes, values):
     return uq, CB, CA, lims, row_keys // (n + 1), const
 
 
-def _rows_bounds(model, uq, CB, CA, lims):
+def _rows_bounds(model, uq, CB, CA, lims, cells=CELLS_PER_SCALE):
     """Brackets of count rows, each distinct (row, limit) once, all in one
     pass over one grid (rows without a limit integrate the whole line)."""
     stacked = np.concatenate([CB, CA, lims[:, None]], axis=1)
     uniq, inv = np.unique(stacked, axis=0, return_inverse=True)
     u = len(uq)
-    lo, hi = _segment_bounds(model, uq, uniq[:, :u], uniq[:, u:2 * u], uniq[:, 2 * u])
+    lo, hi = _segment_bounds(model, uq, uniq[:, :u], uniq[:, u:2 * u], uniq[:, 2 * u], cells)
     inv = inv.ravel()
     return lo[inv], hi[inv]
 
 
 def log_probability(model: SparseVectorModel, answers, codes,
-                    values: Optional[np.ndarray] = None):
+                    values: Optional[np.ndarray] = None, cells: int = CELLS_PER_SCALE):
     """Certified (lo, hi) arrays of ln P(output) for each row of ``codes``
     (m, n) under ``answers`` (n,); a log density on the released numbers
     (``values`` (m, n), read on ⊤ rounds) for a numeric model; −inf for an
     impossible output.  Outputs are processed in batches (bounded memory).
     A bracket with its lower end above its upper end raises
-    AssertionError: an internal error, never a result."""
+    AssertionError: an internal error, never a result.  ``cells``: cells
+    per smallest scale near a kink (fewer: faster, still certified, wider)."""
     answers = np.asarray(answers, dtype=float)
     codes = np.atleast_2d(np.asarray(codes))
     m, n = codes.shape
@@ -224,7 +231,7 @@ def log_probability(model: SparseVectorModel, answers, codes,
             continue
         uq, CB, CA, lims, owner, const = _count_rows(model, answers, c[idx],
                                                      None if v is None else v[idx])
-        l_rows, h_rows = _rows_bounds(model, uq, CB, CA, lims)
+        l_rows, h_rows = _rows_bounds(model, uq, CB, CA, lims, cells)
         with np.errstate(invalid="ignore"):
             lo[s0 + idx] = np.bincount(owner, weights=l_rows, minlength=idx.size) + const
             hi[s0 + idx] = np.bincount(owner, weights=h_rows, minlength=idx.size) + const
@@ -236,17 +243,79 @@ def log_probability(model: SparseVectorModel, answers, codes,
 _CACHE: dict = {}
 
 
-def all_outputs_log_probability(model: SparseVectorModel, answers):
+def all_outputs_log_probability(model: SparseVectorModel, answers,
+                                cells: int = CELLS_PER_SCALE):
     """(codes, lo, hi) for every output of a finite-output model, cached per
     model and answers (the pattern pairs share their base answers); only
     for an ``enumerable`` model."""
-    key = (model, tuple(np.asarray(answers, dtype=float).tolist()))
+    key = (model, tuple(np.asarray(answers, dtype=float).tolist()), cells)
     if key not in _CACHE:
         codes = outputs(model, len(key[1]))
-        _CACHE[key] = (codes, *log_probability(model, np.asarray(key[1]), codes))
+        _CACHE[key] = (codes, *log_probability(model, np.asarray(key[1]), codes, cells=cells))
         if len(_CACHE) > 64:
             _CACHE.pop(next(iter(_CACHE)))
     return _CACHE[key]
+
+
+@dataclass
+class ExactPair:
+    """The pair's exact ε over every output of an enumerable model: the
+    largest certified lower end of a loss (``lower``, with the output and
+    direction attaining it, and that output's upper end ``best_upper``)
+    and the largest upper end (``upper``)."""
+
+    lower: float
+    upper: float
+    direction: Optional[str]
+    codes: Optional[np.ndarray]
+    values: Optional[np.ndarray]
+    best_upper: float
+    outputs: int
+
+
+def exact_pair(model, a, b, directions=("l>l'", "l'>l"),
+               cells: int = CELLS_PER_SCALE) -> ExactPair:
+    """The pair's exact ε over every output (in the given directions), for
+    a model whose code sequences are enumerable and that releases no number
+    or fresh ones (placed, per direction, at the numerator's answers, where
+    each one's density ratio is largest)."""
+    if not (model.finite_outputs or model.numeric == "fresh") or \
+            not codes_enumerable(model, len(a)):
+        raise ValueError("the pair's exact ε is computed only over enumerable code sequences "
+                         "with no released number or fresh ones")
+    # The codes' probabilities do not depend on fresh numbers (their density
+    # factors out), so both come from the cached code-only enumeration.
+    codes_model = dataclasses.replace(model, numeric=None, numeric_scale=None)
+    codes = outputs(model, len(a))
+    above = codes == ABOVE
+    best = ExactPair(-math.inf, -math.inf, None, None, None, -math.inf, len(codes))
+    for d, (num, den) in (("l>l'", (a, b)), ("l'>l", (b, a))):
+        if d not in directions:
+            continue
+        lo_n, hi_n = all_outputs_log_probability(codes_model, num, cells)[1:]
+        lo_d, hi_d = all_outputs_log_probability(codes_model, den, cells)[1:]
+        values = None
+        if model.numeric == "fresh":
+            # Each ⊤'s number y = the numerator's answer: ln f(0) on the
+            # numerator, ln f(q − q′) on the denominator, f = Lap(numeric_scale).
+            s = model.numeric_scale
+            values = np.asarray(num, dtype=float)
+            fn = np.where(above, -math.log(2 * s), 0.0).sum(axis=1)
+            fd = np.where(above, -np.abs(num - den)[None, :] / s - math.log(2 * s),
+                          0.0).sum(axis=1)
+            lo_n, hi_n = lo_n + fn - widen(fn), hi_n + fn + widen(fn)
+            lo_d, hi_d = lo_d + fd - widen(fd), hi_d + fd + widen(fd)
+        low, high = loss_bracket(lo_n, hi_n, lo_d, hi_d)
+        if not np.all(np.isnan(high)):
+            best.upper = max(best.upper, float(np.nanmax(high)))
+        if np.all(np.isnan(low)):
+            continue
+        i = int(np.nanargmax(low))
+        if low[i] > best.lower:
+            best.lower, best.direction, best.codes = float(low[i]), d, codes[i]
+            best.values = None if values is None else values.copy()
+            best.best_upper = float(high[i])
+    return best
 
 
 def output_count(model: SparseVectorModel, n: int) -> int:
@@ -263,8 +332,12 @@ def output_count(model: SparseVectorModel, n: int) -> int:
 def enumerable(model: SparseVectorModel, n: int) -> bool:
     """Whether every output is enumerated: codes only, at most
     ENUMERATION_LIMIT outputs and ENUMERATION_ENTRIES codes in all."""
-    if not model.finite_outputs:
-        return False
+    return model.finite_outputs and codes_enumerable(model, n)
+
+
+def codes_enumerable(model: SparseVectorModel, n: int) -> bool:
+    """Whether every code sequence can be enumerated (numbers aside): at
+    most ENUMERATION_LIMIT of them and ENUMERATION_ENTRIES codes in all."""
     count = output_count(model, n)
     return count <= ENUMERATION_LIMIT and count * n <= ENUMERATION_ENTRIES
 
