@@ -217,4 +217,5 @@ class Optimised(Attack):
             f"{alg.claim.relation_words if alg.claim else 'the relation'} and the domain "
             f"[{alg.loss_range[0]:g}, {alg.loss_range[1]:g}] ({rejected} rejected by the "
             f"relation check)", *pair], white_box_notes=[
-            f"the optimised pair (attack optimised, from the pattern '{start}'): " + "; ".join(pair)])]
+            f"the optimised pair (attack optimised, from the pattern '{start}'): "
+            + "; ".join(pair)])]

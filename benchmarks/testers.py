@@ -120,8 +120,9 @@ def main(argv=None) -> int:
     print(f"DP testers' benchmark: {args.trials} runs per side, seed {args.seed}, {args.jobs} "
           f"jobs, 90% confidence; DP-Sniper: published ε_lb at 90% (2·10⁸ samples)")
     head = (f"{'mechanism':21s} {'true ε':>7s} │ {'black-box':>9s} {'runs':>9s} {'s':>6s} │ "
-            f"{'exact':>7s} {'/true':>6s} {'attained on':28s} {'s':>6s} │ {'DP-Sniper':>9s}")
-    print(f"{'':21s} {'':7s} │ {'black-box ε_lb, 90%':^26s} │ {'exact ε_lb (no statistical error)':^51s} │")
+            f"{'exact':>7s} {'/true':>6s} {'attained on':30s} {'s':>6s} │ {'DP-Sniper':>9s}")
+    print(f"{'':21s} {'':7s} │ {'black-box ε_lb, 90%':^26s} │ "
+          f"{'exact ε_lb (no statistical error)':^53s} │")
     print(head)
     print("-" * len(head))
     known = reached_names = 0
@@ -153,7 +154,7 @@ def main(argv=None) -> int:
             pair = [n for n in result.notes if n.startswith("the optimised pair")]
             optimised_pairs.append((name, pair[0] if pair else "", result.event))
         print(f"{name:21s} {fmt(true):>7s} │ {fmt(bb):>9s} {runs:>9d} {bb_s:>6.1f} │ "
-              f"{fmt(ex):>7s} {ratio:>6s} {where[:28]:28s} {ex_s:>6.1f} │ {fmt(theirs):>9s}",
+              f"{fmt(ex):>7s} {ratio:>6s} {where[:30]:30s} {ex_s:>6.1f} │ {fmt(theirs):>9s}",
               flush=True)
     print(f"exact audits reaching {REACHED:g} × the true ε (where known): {reached_names} of "
           f"{known}" + (f" ({', '.join(reached_list)})" if reached_list else "")

@@ -3,6 +3,14 @@ measured on) as online algorithms over a stream of query answers, at the
 suite's sizes and parameters, each with the claim its source makes and its
 true privacy parameter, derived or cited beside it.
 
+Declared models: the sparse vectors declare a ``SparseVectorModel``,
+svt34-parallel a ``ParallelSparseVectors`` and report-noisy-max a
+``NoisyMaxModel``, so the ``integral`` mode computes their exact output
+probabilities (after checking them against the code's own draws).  Where
+the patterns fall short of the true ε (svt1, svt2, svt4, numerical-svt,
+report-noisy-max1 and 2) the ``optimised`` attack joins them by default:
+the pair maximising the declared model's exact pair ε.
+
 Relations: the suite compares inputs whose every answer moves by at most 1
 (``bounded-all``, Δ = 1) for the report-noisy-max, sparse vector and
 prefix-sum mechanisms, and inputs that differ in one entry by 1

@@ -23,12 +23,22 @@ one-dimensional integral over the threshold noise, which
   sampled outputs only (a sum over some outputs of nonnegative terms is
   still a lower bound).  Memory and time are bounded by the number of
   samples, whatever the horizon (``integral`` works in batches).
-* Outputs that release numbers with ⊤ (Alg 3; the numerical sparse
-  vector): outputs are sampled on each side and their exact loss (a
-  density ratio, bracketed) is computed; the largest certified lower end is
-  a certificate for pure ε (the densities are continuous in the released
+* Outputs that release a fresh number with ⊤ (the numerical sparse
+  vector), under a pure claim, when the code sequences are enumerable: the
+  fresh number's density factors out of the integral, so every code
+  sequence is enumerated with each ⊤'s number at the numerator's answer,
+  where its density ratio is largest (|q − q′|/scale, beyond both means):
+  the pair's exact ε over all outputs (``integral.exact_pair``).
+* Outputs that release numbers with ⊤ otherwise (Alg 3's compared value):
+  outputs are sampled on each side and their exact loss (a density ratio,
+  bracketed) is computed; the largest certified lower end is a
+  certificate for pure ε (the densities are continuous in the released
   values, so the loss exceeds it on a set of positive probability); with
   δ > 0 one output proves nothing, so nothing is claimed.
+* Two sparse vectors in parallel (``ParallelIntegralEvidence``): the loss
+  of an output is the sum of the halves' losses, so a direction's largest
+  is the sum of each half's largest, each over every output where they
+  are enumerable and over the sampled outputs otherwise.
 
 The samples only choose which outputs to certify: no α share.
 
@@ -36,7 +46,7 @@ The output is the mechanism's own (its codes and numbers: action scope), so
 the result decides a verdict.  Numbers come with the bracket they rest on.
 
 May import: ``algorithms``, ``audit.engine.models.sparse_vector``,
-``audit.engine.privacy_loss``, ``audit.engine.sampling``,
+``audit.engine.models.pair_loss``, ``audit.engine.privacy_loss``, ``audit.engine.sampling``,
 ``algorithms.simulate``, ``audit.engine.evidence``.
 """
 from __future__ import annotations
@@ -192,8 +202,8 @@ class IntegralEvidence(Evidence):
         is largest: the pair's exact ε over all outputs (pure ε)."""
         model = sparse_vector_of(self.scenario.algorithm)
         pair = exact_pair(model, a, b)
-        notes.append(f"all {pair.outputs} code sequences enumerated; the fresh number of each ⊤ "
-                     f"is independent of the codes, so its density ratio f(y − q)/f(y − q′) "
+        notes.append(f"all {pair.outputs} code sequences enumerated; the fresh number of each "
+                     f"⊤ is independent of the codes, so its density ratio f(y − q)/f(y − q′) "
                      f"factors out and is largest, |q − q′|/{model.numeric_scale:.4g}, for y at "
                      f"the numerator's answer (beyond both, a set of positive probability): "
                      f"the best output of each code sequence is certified")

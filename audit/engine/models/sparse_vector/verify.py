@@ -11,7 +11,10 @@ every released number of every pilot run:
 * a ``fresh`` number is q_i plus a recorded Laplace draw of round i with
   scale exactly ``numeric_scale``; a ``same`` number is q_i + ν_i itself;
 * the cutoff and the resampling rule are the declared ones (the replay
-  aborts and resamples as declared).
+  aborts and resamples as declared);
+* every recorded column is the noise of one role only (ρ, a ν_i, a fresh
+  number), and ``_replay`` can be told to leave out the columns another
+  mechanism used (two sparse vectors in parallel: ``parallel``).
 
 A draw's *parameters* are what the code passed to the generator, so a scale
 off by any factor finds no draw and is refused; a replay that differs from
