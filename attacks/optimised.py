@@ -51,6 +51,7 @@ BUDGET = 900                # objective evaluations in all
 SWEEPS = 4                  # coordinate sweeps over the corners at most, per start
 POLISH = 150                # Powell's evaluations at most, per start
 RESOLUTION = 1e-5           # a gain below this is the coarse objective's noise
+MAX_ANSWERS = 64            # answers (T·K) searched over at most
 EVENTS_KEY = 0x0F7          # the pilot key of the optimised pair's events
 
 
@@ -179,9 +180,10 @@ def describe(x: np.ndarray) -> str:
 
 class Optimised(Attack):
     name = "optimised"
-    summary = ("the input pair maximising the mechanism's exact pair ε (its declared model's), "
-               "found by scipy's Powell from the best pattern pairs, projected into the "
-               "claim's relation and the input domain")
+    summary = ("the input pair maximising the mechanism's exact pair ε (its declared model's, "
+               "supplied by the engine), found from the best pattern pairs by a search over "
+               "the corners and scipy's Powell, every candidate projected into the claim's "
+               "relation and the input domain")
 
     def applies(self, alg: Algorithm) -> None:
         """``ValueError`` unless ``alg`` is a stream mechanism with a declared
@@ -193,6 +195,10 @@ class Optimised(Attack):
             raise ValueError(f"attack optimised needs a declared model with an exact pair ε "
                              f"(report-noisy-max, or a sparse vector releasing no number or "
                              f"fresh ones); {alg.name} declares none")
+        T, K = stream_shape(alg)
+        if T * K > MAX_ANSWERS:
+            raise ValueError(f"attack optimised searches over at most {MAX_ANSWERS} answers; "
+                             f"{alg.name} reads {T * K}")
         if not pattern_pairs(alg):
             raise ValueError(f"attack optimised: no pattern pair of {alg.name} to start from")
 

@@ -266,3 +266,31 @@ def test_pattern_pairs_exact_epsilon_never_exceeds_the_true_epsilon():
         for _, a, b in pattern_pairs(alg):
             lo, hi, _, _ = index_pair_epsilon(m, a, b)
             assert lo <= hi and lo <= alg.claim.epsilon
+
+
+def test_a_default_optimised_attack_that_does_not_apply_is_left_out():
+    """svt1 at T = 100 reads more answers than the optimiser searches: the
+    default audit leaves the attack out (its reproduce command does not
+    name it), while naming it is refused with the reason."""
+    from audit.engine.scenarios import scenarios_for
+    scs, names = scenarios_for(build("svt1", horizon=100), None, search=False, events=False)
+    assert names == ["patterns"] and all(sc.label.startswith("patterns:") for sc in scs)
+    _, names = scenarios_for(build("svt1"), None, search=False, events=False)
+    assert names == ["patterns", "optimised"]
+    with pytest.raises(ValueError, match="at most 64 answers"):
+        scenarios_for(build("svt1", horizon=100), ["optimised"], search=False, events=False)
+
+
+def test_the_searchs_black_box_pairs_get_no_integral_evidence():
+    """The neighbour search audits a copy stripped of every declared model
+    (its pairs are black-box only): no integral mode for report-noisy-max
+    or the parallel sparse vectors there."""
+    from attacks.search import black_box_only
+    from attacks.testers import Patterns
+    from audit.engine.evidence.whitebox import applicable_modes
+    for name in ("report-noisy-max1", "svt34-parallel", "svt1"):
+        alg = build(name)
+        sc = Patterns().scenarios(alg, events=False)[0]
+        assert "integral" in applicable_modes(sc)
+        sc.algorithm = black_box_only(alg)
+        assert "integral" not in applicable_modes(sc)

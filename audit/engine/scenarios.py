@@ -51,7 +51,7 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
     """The scenarios of the named attacks (default: the algorithm's and the
     search) and the names of the attacks that ran.  A search added by
     default that does not apply to ``alg`` is left out, unless it is the
-    only attack.  ``events=False`` (an audit without the black-box mode,
+    only attack; so is a default ``optimised`` that does not apply.  ``events=False`` (an audit without the black-box mode,
     the only user of a scenario's events) spares an attack that can leave
     them out its event pilots (``patterns``: 8000 runs of the whole
     horizon)."""
@@ -62,7 +62,19 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
         if alg.learner.reads_first and name not in STREAM_ATTACKS:
             raise ValueError(f"attack {name} builds pairs for learners; {alg.name} is a mechanism "
                              f"over a stream of answers: choose from {', '.join(STREAM_ATTACKS)}")
-    built = {name: _scenarios(ATTACKS[name], alg, events) for name in names if name != SEARCH}
+    built = {}
+    for name in names:
+        if name == SEARCH:
+            continue
+        try:
+            built[name] = _scenarios(ATTACKS[name], alg, events)
+        except ValueError:
+            # The optimised pair, a default attack where a declared model
+            # gives the exact pair ε, is left out where it does not apply
+            # (e.g. too many answers, outputs too many to enumerate).
+            if attacks or name != OPTIMISED:
+                raise
+    names = [n for n in names if n in built or n == SEARCH]
     if SEARCH in names:
         others = [sc for found in built.values() for sc in found]
         if others:

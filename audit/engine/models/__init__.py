@@ -16,7 +16,8 @@ evidence kind are is said in its docstring:
 * ``noisy_max`` — ``NoisyMaxModel``: integral.
 
 ``log_concave`` is the certified integration the integral models share,
-``pair_loss`` how their evidence judges a pair from certified brackets.
+``pair_loss`` how their evidence judges a pair from certified brackets,
+``objective`` the pair's exact ε that the ``optimised`` attack maximises.
 
 ``recording`` is how they watch the code: an instrumented generator that
 yields the plain stream and keeps every draw.  ``MODELS`` lists, per model,
