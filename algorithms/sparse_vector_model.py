@@ -11,6 +11,10 @@ one-dimensional integral over ρ (``audit.engine.models.sparse_vector.integral``
 with a certified error bound).  The declaration is checked against what the
 code does before it is used, like every declaration.
 
+Two sparse vectors run side by side on the same answers with independent
+noises (``ParallelSparseVectors``) are a product: each output's
+probability is the product of the two halves' own.
+
 Output codes, one per round (the action of a stream mechanism):
 ``BELOW`` (⊥), ``ABOVE`` (⊤) and ``ABORTED`` (after the cutoff c).  A variant
 that releases a number with ⊤ (``numeric``) puts it in the round's point.
@@ -80,3 +84,38 @@ class SparseVectorModel:
     def finite_outputs(self) -> bool:
         """Every output is a sequence of codes (no released numbers)."""
         return self.numeric is None
+
+
+@dataclass(frozen=True)
+class ParallelSparseVectors:
+    """Two sparse vectors run on the same answers with independent noises
+    (the testers' SVT34Parallel): round i's code is ``codes``·(the first's
+    code) + (the second's code), and the round's point is the first's
+    released number when it releases one.  Given the answers the two halves
+    are independent, so an output's probability (or density) is the product
+    of the two sparse vectors' own.
+
+    * ``first``, ``second``: each a ``SparseVectorModel``; the second
+      releases no number (the mechanism's point is the first's).
+    * ``codes``: the base of the combined code (3: ⊥, ⊤, aborted).
+    """
+
+    first: SparseVectorModel
+    second: SparseVectorModel
+    codes: int = 3
+
+    def __post_init__(self):
+        for name in ("first", "second"):
+            if not isinstance(getattr(self, name), SparseVectorModel):
+                raise ValueError(f"ParallelSparseVectors.{name} must be a SparseVectorModel, "
+                                 f"got {getattr(self, name)!r}")
+        if self.second.numeric is not None:
+            raise ValueError("ParallelSparseVectors.second must release no number (the "
+                             "mechanism's point is the first's)")
+        if not isinstance(self.codes, int) or isinstance(self.codes, bool) or self.codes < 3:
+            raise ValueError(f"ParallelSparseVectors.codes must be an integer >= 3 (each half "
+                             f"answers ⊥, ⊤ or aborted), got {self.codes!r}")
+
+    @property
+    def finite_outputs(self) -> bool:
+        return self.first.finite_outputs and self.second.finite_outputs

@@ -7,11 +7,11 @@ progress callback instead.
 from .base import Attack, Scenario
 from .canary import Canary, threshold_canary
 from .pairs import BatchEdge, FirstRound, G1, Lemma51, RareArm
-from . import agarwal_singh, projection_free, testers, tracking_experts
+from . import agarwal_singh, optimised, projection_free, testers, tracking_experts
 
 ATTACKS = {a.name: a for a in (G1(), Canary(), FirstRound(), BatchEdge(), Lemma51(), RareArm(),
                                *agarwal_singh.FAMILY_ATTACKS, *tracking_experts.FAMILY_ATTACKS,
                                *projection_free.FAMILY_ATTACKS, *testers.FAMILY_ATTACKS,
-                               testers.Search())}
+                               optimised.Optimised(), testers.Search())}
 
 __all__ = ["ATTACKS", "Attack", "Scenario", "threshold_canary"]

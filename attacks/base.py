@@ -39,6 +39,10 @@ class Scenario:
     # None lets the engine decide (on for the search attack and for
     # algorithms that declare no attacks), True or False forces it.
     learned: Optional[bool] = None
+    # Notes that the pair's white-box results repeat (its black-box result
+    # shows ``notes``): e.g. the optimised pair itself, so a white-box-only
+    # audit still shows which pair its exact figure is about.
+    white_box_notes: list = field(default_factory=list)
 
     def differing_rounds(self) -> np.ndarray:
         return np.flatnonzero(np.any(self.losses_a != self.losses_b, axis=1))

@@ -494,11 +494,11 @@ def pick(ranked: list[Ranked], k: int) -> list[Ranked]:
 def black_box_only(alg: Algorithm) -> Algorithm:
     """The same algorithm without its white-box declarations (the actions,
     points and losses it produces are unchanged): no probabilities,
-    transcript or replay, no scalar state model and no sparse vector.  For
-    tests and for auditing a pair black-box alone."""
+    transcript or replay, no scalar state model, sparse vector or noisy max.
+    For tests and for auditing a pair black-box alone."""
     learner = alg.learner._replace(probs=None, commit=None, transcript=None, replay=None)
     extra = {k: v for k, v in (alg.extra or {}).items()
-             if k not in ("state_model", "sparse_vector")}
+             if k not in ("state_model", "sparse_vector", "parallel_sparse_vectors", "noisy_max")}
     return dataclasses.replace(alg, learner=learner, extra=extra)
 
 

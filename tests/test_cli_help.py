@@ -93,10 +93,15 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     assert cols("exp3")[2:5] == ["one-round", "g1, search", "per-round, search, pld"]
     assert cols("private-exp3")[3:5] == ["canary, first-round, batch-edge, search", "pld"]
     assert cols("tbe-lazy")[4] == "-"
-    # Sparse vectors declare their model: integral applies, whatever their scope.
-    for name in ("svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt"):
+    # Sparse vectors (alone or two in parallel) and report-noisy-max declare
+    # their model: integral applies, whatever their scope.
+    for name in ("svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt",
+                 "svt34-parallel", "report-noisy-max1", "report-noisy-max2",
+                 "report-noisy-max3", "report-noisy-max4"):
         assert cols(name)[4] == "integral", name
-    assert cols("svt34-parallel")[4] == "-"
+    # The optimised pair joins the patterns where the exact pair ε falls short on them.
+    assert cols("svt1")[3] == "patterns, optimised, search"
+    assert cols("svt3")[3] == "patterns, search"
 
 
 def test_run_help_names_every_mode(capsys):

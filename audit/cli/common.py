@@ -456,7 +456,7 @@ def check_attack_applies(attack, alg) -> None:
     it (``patterns``, ``search``)."""
     if alg.learner.reads_first and attack.name not in STREAM_ATTACKS:
         raise ValueError(f"attack {attack.name} builds pairs for learners; {alg.name} is a "
-                         f"mechanism over a stream of answers (patterns, search)")
+                         f"mechanism over a stream of answers ({', '.join(STREAM_ATTACKS)})")
     cheap = getattr(attack, "applies", None)
     if cheap is not None:
         cheap(alg)

@@ -124,6 +124,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     for e, r in zip(evidence, results):
         if r.kind in WHITE_MODES:
             r.rests_on = rests_on(checks_of.get(e.index, []), r.kind)
+            r.notes = list(getattr(e.scenario, "white_box_notes", ())) + list(r.notes)
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,

@@ -8,8 +8,13 @@ algorithm's shape; an algorithm that declares no attacks gets the search
 alone.  The search simulates the algorithm in its pilot, so the interface
 contract is checked before it runs.
 
+The ``optimised`` attack maximises a declared model's exact pair ε, which
+it cannot compute itself: the engine hands it the objective
+(``audit.engine.models.objective``).
+
 May import: ``algorithms``, ``attacks``, ``audit.execution.progress``,
-``audit.engine.contract``, ``audit.engine.reproducibility``.
+``audit.engine.contract``, ``audit.engine.reproducibility``,
+``audit.engine.models.objective``.
 """
 from __future__ import annotations
 
@@ -20,11 +25,13 @@ from algorithms.core import Algorithm
 from attacks import ATTACKS
 from audit.engine.contract import check_interface
 from audit.engine.reproducibility import check_own_randomness
+from audit.engine.models.objective import pair_objective
 from audit.execution.progress import active
 
 SEARCH = "search"
+OPTIMISED = "optimised"
 # The attacks that build pairs for mechanisms over a stream of answers.
-STREAM_ATTACKS = ("patterns", SEARCH)
+STREAM_ATTACKS = ("patterns", OPTIMISED, SEARCH)
 
 
 def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
@@ -46,7 +53,7 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
     """The scenarios of the named attacks (default: the algorithm's and the
     search) and the names of the attacks that ran.  A search added by
     default that does not apply to ``alg`` is left out, unless it is the
-    only attack.  ``events=False`` (an audit without the black-box mode,
+    only attack; so is a default ``optimised`` that does not apply.  ``events=False`` (an audit without the black-box mode,
     the only user of a scenario's events) spares an attack that can leave
     them out its event pilots (``patterns``: 8000 runs of the whole
     horizon)."""
@@ -57,7 +64,19 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
         if alg.learner.reads_first and name not in STREAM_ATTACKS:
             raise ValueError(f"attack {name} builds pairs for learners; {alg.name} is a mechanism "
                              f"over a stream of answers: choose from {', '.join(STREAM_ATTACKS)}")
-    built = {name: _scenarios(ATTACKS[name], alg, events) for name in names if name != SEARCH}
+    built = {}
+    for name in names:
+        if name == SEARCH:
+            continue
+        try:
+            built[name] = _scenarios(ATTACKS[name], alg, events)
+        except ValueError:
+            # The optimised pair, a default attack where a declared model
+            # gives the exact pair ε, is left out where it does not apply
+            # (e.g. too many answers, outputs too many to enumerate).
+            if attacks or name != OPTIMISED:
+                raise
+    names = [n for n in names if n in built or n == SEARCH]
     if SEARCH in names:
         others = [sc for found in built.values() for sc in found]
         if others:
@@ -76,10 +95,18 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
 
 def _scenarios(attack, alg: Algorithm, events: bool):
     """``attack.scenarios(alg)``, without event pilots when ``events`` is
-    False and the attack can leave them out."""
+    False and the attack can leave them out, with the exact pair ε of the
+    declared model for ``optimised``."""
+    kw = {}
     if not events and "events" in inspect.signature(attack.scenarios).parameters:
-        return attack.scenarios(alg, events=False)
-    return attack.scenarios(alg)
+        kw["events"] = False
+    if attack.name == OPTIMISED:
+        objective = pair_objective(alg)
+        if objective is None:
+            raise ValueError(f"attack optimised: {alg.name}'s declared model has no exact pair "
+                             f"ε to maximise at its horizon")
+        kw["objective"] = objective
+    return attack.scenarios(alg, **kw)
 
 
 def _search(alg: Algorithm, checked: bool):

@@ -3,8 +3,9 @@
 per-round curves (``per_round``), worst-output search (``search``),
 privacy-loss distributions (``pld``), certified event probabilities of a
 declared scalar state model (``recursion``) and exact output probabilities
-of a declared sparse vector (``integral``), whose results share
-``whitebox``.
+of a declared sparse vector, two sparse vectors in parallel or
+report-noisy-max (``integral``, which builds the declared model's own
+kind), whose results share ``whitebox``.
 
 ``KINDS`` maps each ``--mode`` name to its class; ``applicable_modes`` says
 which white-box kinds a scenario supports.
@@ -12,7 +13,7 @@ which white-box kinds a scenario supports.
 from audit.engine.evidence.base import Evidence, EvidenceResult, alpha_per_share, collect
 from audit.engine.evidence.event_test import EventTestEvidence, EventTestResult
 from audit.engine.evidence.per_round import PerRoundEvidence
-from audit.engine.models.sparse_vector.evidence import IntegralEvidence
+from audit.engine.evidence.integral import IntegralEvidence
 from audit.engine.models.scalar_state.evidence import RecursionEvidence
 from audit.engine.evidence.pld import LossDistributionEvidence
 from audit.engine.evidence.search import SearchEvidence

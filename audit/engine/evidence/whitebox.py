@@ -3,8 +3,8 @@ privacy-loss distribution, state-model recursion) and what the kinds share:
 which apply to a scenario, the floating-point margin of exact comparisons,
 curve thinning.
 
-May import: ``audit.engine.privacy_loss``, ``audit.engine.models.scalar_state.recursion``,
-``audit.engine.evidence.base``.
+May import: ``algorithms``, ``audit.engine.privacy_loss``,
+``audit.engine.models.scalar_state.recursion``, ``audit.engine.evidence.base``.
 """
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import Optional
 
 import numpy as np
 
+from algorithms.noisy_max_model import NoisyMaxModel
+from algorithms.sparse_vector_model import ParallelSparseVectors, SparseVectorModel
 from audit.engine.evidence.base import EvidenceResult
 from audit.engine.privacy_loss import scope_of
 from audit.engine.models.scalar_state.recursion import state_model_of
@@ -155,6 +157,23 @@ class WhiteBoxResult(EvidenceResult):
                 "notes": self.notes}
 
 
+# The declarations whose exact evaluation is the integral mode (key in
+# ``Algorithm.extra`` → type).
+INTEGRAL_DECLARATIONS = {"sparse_vector": SparseVectorModel,
+                         "parallel_sparse_vectors": ParallelSparseVectors,
+                         "noisy_max": NoisyMaxModel}
+
+
+def integral_declaration(alg):
+    """The ``Algorithm.extra`` key of the model the integral mode rests on
+    (a sparse vector, two in parallel, report-noisy-max), or None."""
+    extra = getattr(alg, "extra", None) or {}
+    for key, kind in INTEGRAL_DECLARATIONS.items():
+        if isinstance(extra.get(key), kind):
+            return key
+    return None
+
+
 def applicable_modes(scenario) -> list[str]:
     """The white-box kinds a scenario supports: at action scope (``probs`` +
     ``commit``) per-round (given a history), search and pld; at transcript
@@ -163,9 +182,10 @@ def applicable_modes(scenario) -> list[str]:
     proof's intermediate object, never a verdict); and recursion where the
     algorithm declares a scalar state model and its claim is about the
     actions or the transcript (an action event is a transcript event); and
-    integral where it declares a sparse vector and its claim is about its
-    output (the codes and numbers it releases).  The neighbour search's
-    pairs get them like every other attack's."""
+    integral where it declares a sparse vector, two in parallel or
+    report-noisy-max and its claim is about its output (the codes and
+    numbers it releases).  The neighbour search's pairs get them like every
+    other attack's."""
     alg = scenario.algorithm
     if scenario.group_size != 1:
         return []
@@ -181,6 +201,6 @@ def applicable_modes(scenario) -> list[str]:
         modes = ["pld"] if law.kind != "finite" or alg.learner.transcript.history_free else []
     if state_model_of(alg) is not None and claim_scope in (None, "actions", "transcript"):
         modes.append("recursion")
-    if (alg.extra or {}).get("sparse_vector") is not None and claim_scope in (None, "actions"):
+    if integral_declaration(alg) is not None and claim_scope in (None, "actions"):
         modes.append("integral")
     return modes

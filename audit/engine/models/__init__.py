@@ -10,7 +10,14 @@ evidence kind are is said in its docstring:
   (actions);
 * ``transcript`` — ``TranscriptModel``: pld (released values);
 * ``scalar_state`` — ``ScalarStateModel``: recursion;
-* ``sparse_vector`` — ``SparseVectorModel``: integral.
+* ``sparse_vector`` — ``SparseVectorModel``: integral; and
+  ``ParallelSparseVectors`` (two of them on the same answers):
+  integral (``sparse_vector.parallel``);
+* ``noisy_max`` — ``NoisyMaxModel``: integral.
+
+``log_concave`` is the certified integration the integral models share,
+``pair_loss`` how their evidence judges a pair from certified brackets,
+``objective`` the pair's exact ε that the ``optimised`` attack maximises.
 
 ``recording`` is how they watch the code: an instrumented generator that
 yields the plain stream and keeps every draw.  ``MODELS`` lists, per model,
@@ -22,7 +29,8 @@ May import: ``algorithms``, ``audit.engine.privacy_loss``,
 """
 from __future__ import annotations
 
-from audit.engine.models import action_probs, scalar_state, sparse_vector, transcript
+from audit.engine.models import action_probs, noisy_max, scalar_state, sparse_vector, transcript
+from audit.engine.models.sparse_vector import parallel
 from audit.engine.models.checks import (FALSE_REFUSAL, DeclarationCheck, failed,
                                         refusal_reason)
 from audit.engine.privacy_loss import scope_of
@@ -37,6 +45,10 @@ MODELS = (
      scalar_state.checks),
     ("sparse vector", lambda alg: sparse_vector.sparse_vector_of(alg) is not None,
      {"integral"}, sparse_vector.checks),
+    ("parallel sparse vectors", lambda alg: parallel.parallel_of(alg) is not None,
+     {"integral"}, parallel.checks),
+    ("noisy max", lambda alg: noisy_max.noisy_max_of(alg) is not None, {"integral"},
+     noisy_max.checks),
 )
 
 # The bases a check can rest on, most exact first.

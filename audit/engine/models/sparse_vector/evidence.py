@@ -23,12 +23,22 @@ one-dimensional integral over the threshold noise, which
   sampled outputs only (a sum over some outputs of nonnegative terms is
   still a lower bound).  Memory and time are bounded by the number of
   samples, whatever the horizon (``integral`` works in batches).
-* Outputs that release numbers with ⊤ (Alg 3; the numerical sparse
-  vector): outputs are sampled on each side and their exact loss (a
-  density ratio, bracketed) is computed; the largest certified lower end is
-  a certificate for pure ε (the densities are continuous in the released
+* Outputs that release a fresh number with ⊤ (the numerical sparse
+  vector), under a pure claim, when the code sequences are enumerable: the
+  fresh number's density factors out of the integral, so every code
+  sequence is enumerated with each ⊤'s number at the numerator's answer,
+  where its density ratio is largest (|q − q′|/scale, beyond both means):
+  the pair's exact ε over all outputs (``integral.exact_pair``).
+* Outputs that release numbers with ⊤ otherwise (Alg 3's compared value):
+  outputs are sampled on each side and their exact loss (a density ratio,
+  bracketed) is computed; the largest certified lower end is a
+  certificate for pure ε (the densities are continuous in the released
   values, so the loss exceeds it on a set of positive probability); with
   δ > 0 one output proves nothing, so nothing is claimed.
+* Two sparse vectors in parallel (``ParallelIntegralEvidence``): the loss
+  of an output is the sum of the halves' losses, so a direction's largest
+  is the sum of each half's largest, each over every output where they
+  are enumerable and over the sampled outputs otherwise.
 
 The samples only choose which outputs to certify: no α share.
 
@@ -36,7 +46,7 @@ The output is the mechanism's own (its codes and numbers: action scope), so
 the result decides a verdict.  Numbers come with the bracket they rest on.
 
 May import: ``algorithms``, ``audit.engine.models.sparse_vector``,
-``audit.engine.privacy_loss``, ``audit.engine.sampling``,
+``audit.engine.models.pair_loss``, ``audit.engine.privacy_loss``, ``audit.engine.sampling``,
 ``algorithms.simulate``, ``audit.engine.evidence``.
 """
 from __future__ import annotations
@@ -50,8 +60,13 @@ from algorithms.simulate import simulate
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.models.sparse_vector.integral import (ENUMERATION_ENTRIES, ENUMERATION_LIMIT,
-                                                       all_outputs_log_probability, enumerable,
+                                                       all_outputs_log_probability,
+                                                       codes_enumerable, enumerable, exact_pair,
                                                        log_probability, output_count)
+from audit.engine.models.sparse_vector.parallel import parallel_of, split
+from audit.engine.models.pair_loss import best_loss as _best
+from audit.engine.models.pair_loss import delta_lower, epsilon_at_delta
+from audit.engine.models.pair_loss import loss_bracket as _loss
 from audit.engine.models.sparse_vector.verify import answers_of, sparse_vector_of
 from audit.engine.privacy_loss import certified
 from audit.engine.sampling import Request
@@ -92,43 +107,16 @@ def describe(codes, values=None) -> str:
     return s
 
 
-def _loss(lo_num, hi_num, lo_den, hi_den):
-    """Certified [lower, upper] of ln P_num − ln P_den, elementwise: an output
-    impossible on the numerator side has no loss (NaN, skipped), one possible
-    only there +∞."""
-    with np.errstate(invalid="ignore"):
-        low = np.where(np.isneginf(hi_den), np.inf, lo_num - hi_den)
-        high = np.where(np.isneginf(lo_den), np.inf, hi_num - lo_den)
-    impossible = np.isneginf(hi_num)
-    return np.where(impossible, np.nan, low), np.where(impossible, np.nan, high)
-
-
-def delta_lower(lo_num, hi_den, eps: float) -> float:
-    """Certified lower bound on Σ_o (P_num(o) − e^ε P_den(o))₊."""
-    p = np.exp(lo_num)
-    q = np.exp(hi_den)
-    return float(np.clip(p - math.exp(eps) * q, 0.0, None).sum())
-
-
-def epsilon_at_delta(lo_num, hi_den, delta: float) -> float:
-    """The largest ε with certified δ_lb(ε) > δ (0 when none): bisection on
-    the decreasing function ε ↦ δ_lb(ε)."""
-    if delta_lower(lo_num, hi_den, 0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while delta_lower(lo_num, hi_den, hi) > delta:
-        lo, hi = hi, 2 * hi
-        if hi > 1e6:
-            return math.inf
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if delta_lower(lo_num, hi_den, mid) > delta else (lo, mid)
-    return lo
-
-
 def count_text(count: int) -> str:
     """An exact count, or its power of two when it has more than 15 digits."""
     return str(count) if count < 10 ** 15 else f"about 2^{math.log2(count):.1f}"
+
+
+def _fresh_enumerated(model, rounds: int, claim) -> bool:
+    """Fresh released numbers under a pure claim: the pair's exact ε is
+    computed over every code sequence (no sampling)."""
+    return (model.numeric == "fresh" and codes_enumerable(model, rounds)
+            and claim.delta == 0)
 
 
 class IntegralEvidence(Evidence):
@@ -141,7 +129,7 @@ class IntegralEvidence(Evidence):
     def requests(self, trials: int) -> list[Request]:
         sc = self.scenario
         model = sparse_vector_of(sc.algorithm)
-        if enumerable(model, sc.rounds):
+        if enumerable(model, sc.rounds) or _fresh_enumerated(model, sc.rounds, self.claim):
             return []
         n = int(min(trials, NUMERIC_SAMPLES))
         out = []
@@ -166,6 +154,8 @@ class IntegralEvidence(Evidence):
             _, lo_b, hi_b = all_outputs_log_probability(model, b)
             notes.append(f"all {len(codes)} outputs enumerated ({limit})")
             eps_lb, event, details = self._enumerated(codes, lo_a, hi_a, lo_b, hi_b, notes)
+        elif _fresh_enumerated(model, sc.rounds, claim):
+            eps_lb, event, details = self._enumerated_fresh(a, b, notes)
         elif model.finite_outputs:
             count = output_count(model, sc.rounds)
             notes.append(f"{count_text(count)} possible outputs on {sc.rounds} rounds, more than "
@@ -206,6 +196,25 @@ class IntegralEvidence(Evidence):
                        delta_lower(lo_a, hi_b, claim.epsilon),
                        delta_lower(lo_b, hi_a, claim.epsilon))}
         return eps_lb, event, details
+
+    def _enumerated_fresh(self, a, b, notes):
+        """Every code sequence, each ⊤'s fresh number where its density ratio
+        is largest: the pair's exact ε over all outputs (pure ε)."""
+        model = sparse_vector_of(self.scenario.algorithm)
+        pair = exact_pair(model, a, b)
+        notes.append(f"all {pair.outputs} code sequences enumerated; the fresh number of each "
+                     f"⊤ is independent of the codes, so its density ratio f(y − q)/f(y − q′) "
+                     f"factors out and is largest, |q − q′|/{model.numeric_scale:.4g}, for y at "
+                     f"the numerator's answer (beyond both, a set of positive probability): "
+                     f"the best output of each code sequence is certified")
+        notes.append(f"the pair's exact ε over all outputs is in [{max(pair.lower, 0):.6g}, "
+                     f"{pair.upper:.6g}]: no audit of this pair can show more")
+        eps_lb = certified(pair.lower) if pair.lower > 0 else 0.0
+        event = (f"the output {describe(pair.codes, pair.values)} ({pair.direction}): exact "
+                 f"density ratio, log in [{pair.lower:.6g}, {pair.best_upper:.6g}]")
+        return eps_lb, event, {"outputs": pair.outputs, "enumerated": True,
+                               "pair_epsilon": [max(pair.lower, 0.0), pair.upper],
+                               "direction": pair.direction}
 
     def _sampled_codes(self, samples, a, b, notes):
         """Code sequences sampled on both sides: every distinct one's exact
@@ -267,19 +276,6 @@ class IntegralEvidence(Evidence):
         return eps_lb, event, {"samples": count, "direction": best_dir, "enumerated": False}
 
 
-def _best(dirs):
-    """(direction, index, value) of the largest certified lower end of a
-    loss over both directions; (None, None, −inf) when there is none."""
-    best_dir, best_i, best = None, None, -math.inf
-    for d, (low, _) in dirs.items():
-        if np.all(np.isnan(low)):
-            continue
-        i = int(np.nanargmax(low))
-        if low[i] > best:
-            best_dir, best_i, best = d, i, float(low[i])
-    return best_dir, best_i, best
-
-
 def _sample_task(alg, losses, rounds, numbers: bool):
     def task(runs, rng):
         tr = simulate(alg, losses, runs, rng, rounds=rounds,
@@ -290,3 +286,121 @@ def _sample_task(alg, losses, rounds, numbers: bool):
         # One float array (codes, then values) per chunk, like every sample.
         return np.concatenate([tr.actions.astype(float), values], axis=1)
     return task
+
+
+# ------------------------------------------------- two sparse vectors in parallel
+def _half_best(model, a, b, codes=None, values=None) -> dict:
+    """{direction: (certified lower end of the largest loss, the pair's upper
+    end over all outputs or None, codes, values)} of one sparse vector:
+    over every output where they are enumerable (no number, or fresh
+    numbers), else over the sampled ``codes`` (and ``values``), both
+    directions of each."""
+    out = {}
+    if enumerable(model, len(a)) or (model.numeric == "fresh"
+                                     and codes_enumerable(model, len(a))):
+        for d in ("l>l'", "l'>l"):
+            p = exact_pair(model, a, b, (d,))
+            out[d] = (p.lower, p.upper, p.codes, p.values)
+        return out
+    if values is None:
+        codes = np.unique(codes, axis=0)
+    lo_a, hi_a = log_probability(model, a, codes, values)
+    lo_b, hi_b = log_probability(model, b, codes, values)
+    for d, (low, _) in (("l>l'", _loss(lo_a, hi_a, lo_b, hi_b)),
+                        ("l'>l", _loss(lo_b, hi_b, lo_a, hi_a))):
+        if np.all(np.isnan(low)):
+            out[d] = (-math.inf, None, None, None)
+            continue
+        i = int(np.nanargmax(low))
+        out[d] = (float(low[i]), None, codes[i], None if values is None else values[i])
+    return out
+
+
+class ParallelIntegralEvidence(Evidence):
+    """Integral evidence for two sparse vectors run in parallel
+    (``ParallelSparseVectors``, the testers' SVT34Parallel): given the
+    answers the halves are independent, so an output's probability (or
+    density) is the product of the halves' own and its loss the sum of
+    theirs.  The largest loss of the pair in a direction is therefore the
+    sum of each half's largest in that direction, over the outputs each
+    half certifies: every output where they are enumerable (codes only, or
+    fresh numbers), else the sampled outputs of the mechanism
+    (``NUMERIC_SAMPLES`` a direction, split into the two halves; both
+    directions of each).  The output made of the two best halves has
+    positive probability (density), so the sum of their certified lower
+    ends is a certificate for pure ε; with δ > 0 nothing is claimed."""
+
+    kind = "integral"
+
+    @property
+    def phase(self) -> str:
+        return f"white-box integral {self.scenario.label}"
+
+    def _sampled(self) -> bool:
+        model, n = parallel_of(self.scenario.algorithm), self.scenario.rounds
+        return any(not (enumerable(m, n) or (m.numeric == "fresh" and codes_enumerable(m, n)))
+                   for m in (model.first, model.second))
+
+    def requests(self, trials: int) -> list[Request]:
+        sc = self.scenario
+        model = parallel_of(sc.algorithm)
+        if not self._sampled() or self.claim.delta > 0:
+            return []
+        n = int(min(trials, NUMERIC_SAMPLES))
+        return [Request(_sample_task(sc.algorithm, sc.losses_a if d == "l>l'" else sc.losses_b,
+                                     sc.rounds, model.first.numeric is not None), n,
+                        (self.index, stream), "integral-outputs", chunk=2000)
+                for d, stream in INTEGRAL_STREAMS.items()]
+
+    def conclude(self, samples, alpha) -> WhiteBoxResult:
+        sc, claim = self.scenario, self.claim
+        model = parallel_of(sc.algorithm)
+        a, b = answers_of(sc.losses_a[:sc.rounds]), answers_of(sc.losses_b[:sc.rounds])
+        notes = [f"declared two sparse vectors in parallel (independent noises, code "
+                 f"{model.codes}·first + second): the first with ρ ~ Lap("
+                 f"{model.first.threshold_scale:.4g}), ν ~ Lap({model.first.query_scale:.4g}), "
+                 f"cutoff {model.first.cutoff}, numeric {model.first.numeric}; the second with "
+                 f"ρ ~ Lap({model.second.threshold_scale:.4g}), ν ~ Lap("
+                 f"{model.second.query_scale:.4g}), cutoff {model.second.cutoff}"]
+        what = "claimed ε" + (f" at δ = {claim.delta:g}" if claim.delta else "")
+        if claim.delta > 0:
+            notes.append("with δ > 0 one output proves nothing: no bound is claimed")
+            return WhiteBoxResult(sc.label, "integral", "actions", 0.0, claim.epsilon, what,
+                                  "no bound at δ > 0", exact=True, notes=notes)
+        codes = values = None
+        count = 0
+        if samples:
+            both = np.concatenate([np.concatenate(parts) for parts in samples])
+            count = len(both)
+            T = sc.rounds
+            codes = both[:, :T].astype(np.int64)
+            values = both[:, T:] if model.first.numeric is not None else None
+        halves = []
+        for m, part in zip((model.first, model.second),
+                           split(model, codes) if codes is not None else (None, None)):
+            halves.append(_half_best(m, a, b, part, values if m is model.first else None))
+        per = {d: halves[0][d][0] + halves[1][d][0] for d in ("l>l'", "l'>l")}
+        d = max(per, key=per.get)
+        best = per[d]
+        (_, up1, c1, v1), (_, up2, c2, _) = halves[0][d], halves[1][d]
+        eps_lb = certified(best) if best > 0 else 0.0
+        if c1 is not None and c2 is not None:
+            event = (f"the output (first: {describe(c1, v1)}; second: {describe(c2)}) ({d}): "
+                     f"exact loss, log at least {best:.6g} (the halves' "
+                     f"{halves[0][d][0]:.6g} + {halves[1][d][0]:.6g})")
+        else:
+            event = "no output possible on the numerator side"
+        how = ["every output" if up is not None else f"{count} sampled outputs"
+               for up in (up1, up2)]
+        notes.append(f"certified outputs: the first's over {how[0]}, the second's over {how[1]} "
+                     f"(samples of the mechanism split into its halves, both directions each); "
+                     f"the largest loss in a direction is the sum of the halves' largest, so the "
+                     f"sum of their certified lower ends is a certificate for pure ε")
+        details = {"samples": count, "direction": d, "enumerated": not self._sampled(),
+                   "halves": [{"lower": halves[i][d][0], "pair_upper": halves[i][d][1]}
+                              for i in range(2)]}
+        if up1 is not None and up2 is not None:
+            details["pair_epsilon"] = [max(best, 0.0), max(halves[0][k][1] + halves[1][k][1]
+                                                           for k in ("l>l'", "l'>l"))]
+        return WhiteBoxResult(sc.label, "integral", "actions", eps_lb, claim.epsilon, what,
+                              event, exact=True, details=details, notes=notes)

@@ -11,7 +11,10 @@ every released number of every pilot run:
 * a ``fresh`` number is q_i plus a recorded Laplace draw of round i with
   scale exactly ``numeric_scale``; a ``same`` number is q_i + ν_i itself;
 * the cutoff and the resampling rule are the declared ones (the replay
-  aborts and resamples as declared).
+  aborts and resamples as declared);
+* every recorded column is the noise of one role only (ρ, a ν_i, a fresh
+  number), and ``_replay`` can be told to leave out the columns another
+  mechanism used (two sparse vectors in parallel: ``parallel``).
 
 A draw's *parameters* are what the code passed to the generator, so a scale
 off by any factor finds no draw and is refused; a replay that differs from
@@ -78,9 +81,11 @@ class _Noises:
             for j in range(noise.shape[1]):
                 self.by_phase.setdefault(d.phase, []).append((scale, noise[:, j]))
 
-    def of(self, phases, scale):
+    def of(self, phases, scale, taken=()):
+        """The columns of ``phases`` drawn with ``scale``, except those whose
+        ids are in ``taken`` (already the noise of another role)."""
         return [col for ph in phases for s, col in self.by_phase.get(ph, ())
-                if abs(s - scale) <= SCALE_RTOL * scale]
+                if abs(s - scale) <= SCALE_RTOL * scale and id(col) not in taken]
 
     def drawn(self, phases) -> str:
         return describe_draws([d for ph in phases for d in self.draws_by_phase.get(ph, ())])
@@ -96,44 +101,50 @@ def _round_phases(t):
     return (("feed", t), ("act", t))
 
 
-def _replay(model, answers, codes, values, noises, runs):
-    """Replay the declared model from the recorded noises; '' and the
-    threshold's pinned interval when it reproduces every code and number,
-    else what differs."""
+def _replay(model, answers, codes, values, noises, runs, exclude=frozenset()):
+    """Replay the declared model from the recorded noises, never using a
+    column whose id is in ``exclude`` (the noises of another mechanism);
+    ('', the threshold's pinned interval, the ids of the columns used) when
+    it reproduces every code and number, else (what differs, None, None)."""
     first = [("init", -1), *_round_phases(0)]
-    rho0s = noises.of(first, model.threshold_scale)
+    rho0s = noises.of(first, model.threshold_scale, exclude)
     if not rho0s:
         return (f"no Laplace draw with the declared threshold scale {model.threshold_scale:.6g} "
-                f"in init() or round 1 (the code drew: {noises.drawn(first)})"), None
+                f"in init() or round 1 (the code drew: {noises.drawn(first)})"), None, None
     why = ""
     for rho0 in rho0s:
-        why, pin = _replay_from(model, answers, codes, values, noises, runs, rho0)
+        why, pin, used = _replay_from(model, answers, codes, values, noises, runs, rho0, exclude)
         if not why:
-            return "", pin
-    return why, None
+            return "", pin, used
+    return why, None, None
 
 
-def _replay_from(model, answers, codes, values, noises, runs, rho0):
+def _replay_from(model, answers, codes, values, noises, runs, rho0, exclude):
     rho = rho0.copy()
+    # Every column is the noise of one role only: ids of the columns used so far.
+    taken = set(exclude) | {id(rho0)}
     count = np.zeros(runs, dtype=np.int64)
     aborted = np.zeros(runs, dtype=bool)
     low, high = -np.inf, np.inf          # the threshold's interval pinned by the codes
     pending = None                        # ρ candidates for runs that just said ⊤ (lazy draw)
     for t in range(answers.size):
         phases = _round_phases(t)
-        nus = noises.of(phases, model.query_scale) if model.query_scale > 0 else [None]
-        fresh = (noises.of(phases, model.numeric_scale) if model.numeric == "fresh"
+        if pending is not None:
+            # A ρ drawn lazily at the start of this round after last round's ⊤.
+            lazy = noises.of(phases, model.threshold_scale, taken)
+            if lazy:
+                rho = np.where(pending, lazy[0], rho)
+                taken.add(id(lazy[0]))
+        nus = noises.of(phases, model.query_scale, taken) if model.query_scale > 0 else [None]
+        fresh = (noises.of(phases, model.numeric_scale, taken) if model.numeric == "fresh"
                  else [None])
         if not nus:
             return (f"round {t + 1}: no Laplace draw with the declared query scale "
-                    f"{model.query_scale:.6g} (the code drew: {noises.drawn(phases)})"), None
+                    f"{model.query_scale:.6g} (the code drew: {noises.drawn(phases)})"), None, None
         if not fresh:
             return (f"round {t + 1}: no Laplace draw with the declared numeric scale "
-                    f"{model.numeric_scale:.6g} (the code drew: {noises.drawn(phases)})"), None
-        if pending is not None:
-            # A ρ drawn lazily at the start of this round after last round's ⊤.
-            lazy = noises.of(phases, model.threshold_scale)
-            rho = np.where(pending, lazy[0], rho) if lazy else rho
+                    f"{model.numeric_scale:.6g} (the code drew: {noises.drawn(phases)})"), \
+                None, None
         best = None
         for nu, fr in itertools.product(nus, fresh):
             if nu is not None and fr is not None and nu is fr:
@@ -158,7 +169,8 @@ def _replay_from(model, answers, codes, values, noises, runs, rho0):
                     f"{_name(int(np.where(aborted, ABORTED, np.where(above, ABOVE, BELOW))[i]))}"
                     f" in run {i + 1} where the code answered {_name(int(codes[i, t]))} "
                     f"({int(bad.sum())} of {runs} runs differ; the round drew: "
-                    f"{noises.drawn(phases)})"), None
+                    f"{noises.drawn(phases)})"), None, None
+        taken |= {id(c) for c in (nu, fr) if c is not None}
         live = ~aborted
         margin = noisy - rho
         if np.any(live & above):
@@ -166,17 +178,17 @@ def _replay_from(model, answers, codes, values, noises, runs, rho0):
         if np.any(live & ~above):
             low = max(low, float(margin[live & ~above].max()))
         if model.resample and above.any():
-            now = [c for c in noises.of(phases, model.threshold_scale)
-                   if c is not nu and c is not fr]
+            now = noises.of(phases, model.threshold_scale, taken)
             if now:
                 rho = np.where(above, now[-1], rho)
+                taken.add(id(now[-1]))
                 pending = None
             else:
                 pending = above
         count = count + above
         if model.cutoff is not None:
             aborted = aborted | (count >= model.cutoff)
-    return "", (low, high)
+    return "", (low, high), taken - set(exclude)
 
 
 def _name(code: int) -> str:
@@ -198,7 +210,7 @@ def checks(alg, sc, seed, index) -> list[DeclarationCheck]:
         codes = tr.actions.astype(np.int64)
         values = (np.stack([tr.points[t][:, 0] for t in range(rounds)], axis=1)
                   if model.numeric is not None else None)
-        why, pin = _replay(model, answers, codes, values, _Noises(rng.draws, runs), runs)
+        why, pin, _ = _replay(model, answers, codes, values, _Noises(rng.draws, runs), runs)
         if why:
             problem = f"on {side}, {why}"
             break
