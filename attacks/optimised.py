@@ -184,6 +184,9 @@ class Optimised(Attack):
                "supplied by the engine), found from the best pattern pairs by a search over "
                "the corners and scipy's Powell, every candidate projected into the claim's "
                "relation and the input domain")
+    needs = ("a mechanism over a stream of at most 64 answers declaring a model whose exact "
+             "pair ε the audit computes (report-noisy-max, or a sparse vector releasing no "
+             "number or fresh ones)")
 
     def applies(self, alg: Algorithm) -> None:
         """``ValueError`` unless ``alg`` is a stream mechanism with a declared

@@ -52,6 +52,8 @@ def test_the_engine_constants_listing_mirrors():
     from audit.engine import scenarios
     assert listing.WHITE_MODES == WHITE_MODES
     assert STREAM_ATTACKS == scenarios.STREAM_ATTACKS
+    from audit.engine.evidence.whitebox import INTEGRAL_DECLARATIONS
+    assert listing.INTEGRAL_KEYS == tuple(INTEGRAL_DECLARATIONS)
 
 
 def test_derived_white_box_modes_equal_the_scenario_based_ones(registered):
@@ -91,6 +93,10 @@ def _applies_by_building(attack, alg) -> bool:
             attack.applies(alg)      # its scenarios are a search of seconds
             return True
         kw = {"events": False} if attack.name == "patterns" else {}
+        if attack.name == "optimised":     # the engine hands it the exact objective
+            from audit.engine.models.objective import pair_objective
+            attack.applies(alg)
+            return pair_objective(alg) is not None
         for sc in attack.scenarios(alg, **kw):
             refuse_losses(attack.name, sc.algorithm, sc.losses_a, sc.losses_b)
     except ValueError:
@@ -202,7 +208,8 @@ def test_list_one_user_factory_with_build_flags(capsys):
 def test_list_one_stream_mechanism_and_a_default_that_does_not_apply(capsys):
     assert main(["list", "svt1"]) == 0
     out = capsys.readouterr().out
-    assert "    patterns  default  white-box: integral" in out
+    assert "    patterns   default  white-box: integral" in out
+    assert "    optimised  default  white-box: integral" in out
     assert "attacks for learners do not apply: svt1 is a mechanism over a stream" in out
     assert main(["list", "exp3", "--arms", "3"]) == 0
     out = capsys.readouterr().out

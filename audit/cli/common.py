@@ -445,7 +445,7 @@ def human_size(n: int) -> str:
 # The attacks that build pairs for mechanisms over a stream of answers (as
 # audit.engine.scenarios.STREAM_ATTACKS; not imported from there, so that
 # `audit list` does not load the engine).
-STREAM_ATTACKS = ("patterns", "search")
+STREAM_ATTACKS = ("patterns", "optimised", "search")
 
 
 def check_attack_applies(attack, alg) -> None:
@@ -453,7 +453,7 @@ def check_attack_applies(attack, alg) -> None:
     running its pilot where it has a cheap check (``applies``: the
     neighbour search simulates for seconds to build its pairs).  A
     mechanism over a stream of answers takes only the attacks built for
-    it (``patterns``, ``search``)."""
+    it (``patterns``, ``optimised``, ``search``)."""
     if alg.learner.reads_first and attack.name not in STREAM_ATTACKS:
         raise ValueError(f"attack {attack.name} builds pairs for learners; {alg.name} is a "
                          f"mechanism over a stream of answers ({', '.join(STREAM_ATTACKS)})")

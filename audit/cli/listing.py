@@ -45,7 +45,8 @@ def declared_modes(run, history: bool) -> list[str]:
     pld (for a finite noise law only when its means are history-free);
     recursion where a scalar state model for its number of arms is declared
     and the claim is about the actions or the transcript; integral where a
-    sparse vector is declared and the claim is about the actions."""
+    sparse vector, two in parallel or report-noisy-max is declared and the
+    claim is about the actions."""
     from algorithms.state_model import ScalarStateModel
     lr = run.learner
     claim_scope = run.claim.scope if run.claim is not None else None
@@ -60,9 +61,15 @@ def declared_modes(run, history: bool) -> list[str]:
     if (isinstance(model, ScalarStateModel) and model.n_arms == run.n_arms
             and claim_scope in (None, "actions", "transcript")):
         modes.append("recursion")
-    if extra.get("sparse_vector") is not None and claim_scope in (None, "actions"):
+    if any(extra.get(k) is not None for k in INTEGRAL_KEYS) and claim_scope in (None, "actions"):
         modes.append("integral")
     return modes
+
+
+# The declarations the integral mode rests on (as
+# audit.engine.evidence.whitebox.INTEGRAL_DECLARATIONS; not imported from
+# there, so that `audit list` does not load the engine).
+INTEGRAL_KEYS = ("sparse_vector", "parallel_sparse_vectors", "noisy_max")
 
 
 def attack_modes(attack, alg) -> list[str]:
