@@ -31,3 +31,11 @@ class EpsilonGreedy:
         n = self.counts[chosen_arm]
         noisy = reward + self._laplace()
         self.values[chosen_arm] += (noisy - self.values[chosen_arm]) / n
+
+
+class HalfNoiseEpsilonGreedy(EpsilonGreedy):
+    """The same with a slip: Laplace(1/(2ε)), so 2ε-DP rather than ε."""
+
+    def __init__(self, n_arms, epsilon, explore=0.1, seed=None):
+        super().__init__(n_arms, epsilon, explore, seed)
+        self.scale = 0.5 / epsilon
