@@ -233,3 +233,20 @@ def test_batched_exp4_pair_ceiling_bounds_every_sampled_loss_at_the_registered_d
             assert L.max() > 0, sc.label
             q = tr.aux[:, sc.rounds - 1]             # Q_t(I_t) of the last simulated round
             assert np.ptp(q) > 1e-6, sc.label
+
+
+def test_a_declared_model_gets_white_box_evidence_without_named_attacks():
+    """An algorithm that names no attacks is audited by the neighbour search
+    alone; its finalists get the white-box modes its declarations support
+    (here a TranscriptModel: pld), after the declaration checks, like any
+    attack's pairs."""
+    import dataclasses
+    alg = dataclasses.replace(build("private-exp3", epsilon=0.5, horizon=100),
+                              default_attacks=())
+    r = audit_algorithm(alg, trials=4000, seed=0)
+    doc = r.as_dict()
+    white = [a for a in doc["attacks"] if a["mode"] == "white-box"]
+    assert white and all(a["name"].startswith("search:") for a in white)
+    assert {a["kind"] for a in white} == {"pld"}
+    assert any(c["check"] == "noise-identity" and c["outcome"] == "pass"
+               for c in doc["declaration_checks"])
