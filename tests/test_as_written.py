@@ -193,3 +193,10 @@ def test_batched_function_and_output_layouts():
     assert labels[:5] == ["0", "1", "2", "3", "4"]
     tr = simulate(g, np.zeros((1, 5)), 200, np.random.default_rng(0))
     assert set(np.unique(tr.actions)) <= set(range(5))
+
+
+@pytest.mark.parametrize("name", ["svt1", f"{MOD}:laplace_stream"])
+def test_regret_refuses_a_mechanism(capsys, name):
+    assert main(["regret", name]) == 2
+    err = capsys.readouterr().err
+    assert "incurs no loss" in err and err.count("\n") == 1

@@ -15,6 +15,9 @@ def cmd_regret(args) -> int:
     if args.json:
         check_writable(args.json, "--json")
     alg = build_algorithm(args)
+    if alg.learner.reads_first:
+        raise ValueError(f"audit regret does not apply to {args.algorithm}: a mechanism over a "
+                         f"stream of answers incurs no loss")
     if alg.check_losses is None:  # estimate_regret refuses the others with one line
         inst = make_instance(args.instance, alg.horizon, alg.n_arms, alg.n_experts,
                              alg.loss_range)

@@ -59,6 +59,9 @@ def _check_loss_table(alg: Algorithm) -> None:
     if alg.check_losses is not None:
         raise ValueError(f"regret instances are loss tables in [0, 1]^K; {alg.name} takes loss "
                          "functions, so it has no regret estimate here")
+    if alg.learner.reads_first:
+        raise ValueError(f"audit regret does not apply to {alg.name}: a mechanism over a stream "
+                         f"of answers incurs no loss")
 
 
 def _losses_task(alg, instance):
