@@ -79,7 +79,6 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     b = bind(obj, seed=is_class, skip=skip)
     if b.positional:
         b.names = {}
-    where = attr
     # Which slot values the code receives: flags, else its own defaults.
     for k in params:
         if k in b.names.values() or k == b.seed:

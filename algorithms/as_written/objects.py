@@ -251,14 +251,15 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
                 raise _user_error(name, update, t, exc) from exc
         return {**state, "t": t + 1}
 
-    point = None
-    if methods.kind == "stream" and form is not None and form.numbers:
-        def point(state):
-            return state["numbers"]
+    numbers = methods.kind == "stream" and form is not None and form.numbers
     codes = (form.n_codes if form is not None else 1) if methods.kind == "stream" else n_arms
-    return Learner(init, act, feed, codes,
-                   feedback={"bandit": "bandit", "full": "full", "stream": "stream"}[methods.kind],
-                   point=point)
+    return Learner(init, act, feed, codes, feedback=methods.kind,
+                   point=_numbers_of if numbers else None)
+
+
+def _numbers_of(state):
+    """A stream mechanism's numbers of the round just answered."""
+    return state["numbers"]
 
 
 PROBE_RUNS = 16

@@ -31,6 +31,27 @@ TOL = FLOAT_TOL
 # Pilot sizes: runs, and run-rounds at most (a pilot is a small fraction of an audit).
 PILOT_RUNS = 2000
 PILOT_WORK = 2_000_000
+# Identity pilots (a recorded generator): their work (run-rounds, or
+# run-answers), their runs (odd: a draw's runs axis is told from its other
+# axes by its length), and the tolerances of a declared number against the
+# code's own (a scale is the code's to rounding).
+IDENTITY_WORK = 2_000_000
+IDENTITY_RUNS = (199, 4999)
+SCALE_RTOL = 1e-12
+VALUE_RTOL = 1e-9
+
+
+def identity_runs(work_per_run: int) -> int:
+    """Runs of an identity pilot whose runs each cost ``work_per_run``."""
+    return int(max(IDENTITY_RUNS[0], min(IDENTITY_RUNS[1],
+                                         IDENTITY_WORK // max(work_per_run, 1)))) | 1
+
+
+def declared(alg, key: str, kind):
+    """The model ``alg`` declares in ``Algorithm.extra[key]`` if it is a
+    ``kind``, else None."""
+    model = (getattr(alg, "extra", None) or {}).get(key)
+    return model if isinstance(model, kind) else None
 
 
 @dataclass

@@ -27,20 +27,16 @@ import numpy as np
 
 from algorithms.noisy_max_model import NoisyMaxModel
 from algorithms.simulate import simulate
-from audit.engine.models.checks import PILOT_STREAM, DeclarationCheck, sides_of
+from audit.engine.models.checks import (PILOT_STREAM, SCALE_RTOL, VALUE_RTOL, DeclarationCheck,
+                                        declared, identity_runs, sides_of)
 from audit.engine.models.recording import (RecordingGenerator, describe_draws, observe,
                                            runs_view)
 
-IDENTITY_WORK = 2_000_000     # run-answers of a recorded pilot at most
-IDENTITY_RUNS = (199, 4999)   # odd: the runs axis of a draw is told from its other axes
-SCALE_RTOL = 1e-12            # a declared scale is the code's to rounding
-VALUE_RTOL = 1e-9
 
 
 def noisy_max_of(alg):
     """The declared ``NoisyMaxModel`` of ``alg``, or None."""
-    model = (getattr(alg, "extra", None) or {}).get("noisy_max")
-    return model if isinstance(model, NoisyMaxModel) else None
+    return declared(alg, "noisy_max", NoisyMaxModel)
 
 
 def _columns(model, draws, runs):
@@ -91,8 +87,7 @@ def checks(alg, sc, seed, index) -> list[DeclarationCheck]:
     model = noisy_max_of(alg)
     pairs, rounds = sides_of(sc)
     width = np.asarray(sc.losses_a).shape[1]
-    runs = int(max(IDENTITY_RUNS[0], min(IDENTITY_RUNS[1],
-                                         IDENTITY_WORK // max(rounds * width, 1)))) | 1
+    runs = identity_runs(rounds * width)
     problem = ""
     if model.report == "value" and alg.learner.point is None:
         problem = "the model reports the value, but the mechanism releases no number (no point)"

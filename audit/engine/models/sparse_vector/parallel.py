@@ -26,17 +26,16 @@ import numpy as np
 
 from algorithms.simulate import simulate
 from algorithms.sparse_vector_model import ParallelSparseVectors
-from audit.engine.models.checks import PILOT_STREAM, DeclarationCheck, sides_of
+from audit.engine.models.checks import (PILOT_STREAM, DeclarationCheck, declared, identity_runs,
+                                        sides_of)
 from audit.engine.models.recording import RecordingGenerator, observe
 from audit.engine.models.sparse_vector.integral import log_probability as _half_log_probability
-from audit.engine.models.sparse_vector.verify import (IDENTITY_RUNS, IDENTITY_WORK, _Noises,
-                                                      _replay, answers_of)
+from audit.engine.models.sparse_vector.verify import _Noises, _replay, answers_of
 
 
 def parallel_of(alg):
     """The declared ``ParallelSparseVectors`` of ``alg``, or None."""
-    model = (getattr(alg, "extra", None) or {}).get("parallel_sparse_vectors")
-    return model if isinstance(model, ParallelSparseVectors) else None
+    return declared(alg, "parallel_sparse_vectors", ParallelSparseVectors)
 
 
 def split(model: ParallelSparseVectors, codes) -> tuple[np.ndarray, np.ndarray]:
@@ -60,7 +59,7 @@ def checks(alg, sc, seed, index) -> list[DeclarationCheck]:
     model = parallel_of(alg)
     numeric = model.first.numeric is not None
     pairs, rounds = sides_of(sc)
-    runs = int(max(IDENTITY_RUNS[0], min(IDENTITY_RUNS[1], IDENTITY_WORK // max(rounds, 1)))) | 1
+    runs = identity_runs(rounds)
     problem = ""
     for k, (losses, side) in enumerate(pairs):
         answers = answers_of(losses[:rounds])

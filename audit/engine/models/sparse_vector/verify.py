@@ -37,20 +37,17 @@ import itertools
 import numpy as np
 
 from algorithms.sparse_vector_model import ABORTED, ABOVE, BELOW, SparseVectorModel
-from audit.engine.models.checks import PILOT_STREAM, DeclarationCheck, sides_of
+from audit.engine.models.checks import (IDENTITY_RUNS, IDENTITY_WORK, PILOT_STREAM,
+                                        SCALE_RTOL, VALUE_RTOL, DeclarationCheck,
+                                        declared, sides_of)
 from audit.engine.models.recording import RecordingGenerator, describe_draws, observe, runs_view
 from algorithms.simulate import simulate
 
-IDENTITY_WORK = 2_000_000     # run-rounds of a recorded pilot at most
-IDENTITY_RUNS = (199, 4999)   # odd: the runs axis of a draw is told from its other axes
-SCALE_RTOL = 1e-12            # a declared scale is the code's to rounding
-VALUE_RTOL = 1e-9
 
 
 def sparse_vector_of(alg):
     """The declared ``SparseVectorModel`` of ``alg``, or None."""
-    model = (getattr(alg, "extra", None) or {}).get("sparse_vector")
-    return model if isinstance(model, SparseVectorModel) else None
+    return declared(alg, "sparse_vector", SparseVectorModel)
 
 
 def answers_of(losses: np.ndarray) -> np.ndarray:
