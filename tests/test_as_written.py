@@ -200,3 +200,29 @@ def test_regret_refuses_a_mechanism(capsys, name):
     assert main(["regret", name]) == 2
     err = capsys.readouterr().err
     assert "incurs no loss" in err and err.count("\n") == 1
+
+
+def test_the_suite_file_and_assert_private_take_code_as_written(tmp_path, capsys):
+    """A class (methods and feedback named in the entry) and a function in a
+    suite file; ``assert_private`` on a class.  UniformArms plays uniformly
+    at random whatever the losses (ε = 0 exactly, so never a violation);
+    the function with half the noise is caught (true ε 2 against 1)."""
+    from audit.testing import assert_private
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'''trials = 8000
+[[audit]]
+algorithm = "{MOD}:UniformArms"
+claim_epsilon = 0.1
+methods = "choose,observe"
+feedback = "loss"
+horizon = 5
+[[audit]]
+algorithm = "{MOD}:buggy_laplace_stream"
+horizon = 5
+expect = "violation"
+''')
+    assert main(["check", "--config", str(suite), "--jobs", "1", "--no-store"]) == 0
+    out = capsys.readouterr().out
+    assert "UniformArms" in out and "buggy_laplace_stream" in out
+    result = assert_private(f"{MOD}:UniformArms", claim_epsilon=0.1, trials=4000, horizon=5)
+    assert result.epsilon_lower_bound <= 0.1
