@@ -474,13 +474,22 @@ class LossDistribution:
     band: float                   # DKW: S(u) ≥ Ŝ(u) − band for all u, w.p. ≥ 1 − α
     scope: str
 
+    @property
+    def sorted_losses(self) -> np.ndarray:
+        """The losses in increasing order, sorted once (every δ_lb(ε) of a
+        bisection reads them)."""
+        cached = self.__dict__.get("_sorted")
+        if cached is None or cached.size != self.losses.size:
+            cached = self.__dict__["_sorted"] = np.sort(self.losses)
+        return cached
+
     def delta_lower(self, eps: float) -> float:
         """Lower confidence bound on δ(ε) = E[(1 − e^{ε−L})₊] = ∫_ε^∞ e^{ε−u} S(u) du,
         from the simultaneous lower band on the survival function S of L, so it
         holds for every ε at once."""
-        L = np.sort(self.losses)
+        L = self.sorted_losses
         n = L.size
-        above = L[L > eps]
+        above = L[np.searchsorted(L, eps, side="right"):]     # L > eps, in order
         if above.size == 0:
             return 0.0
         # Ŝ is a step function: on [L_(k), L_(k+1)) it equals (n − k − 1)/n.
