@@ -14,6 +14,7 @@ its checks), ``audit.engine.words``; results are any
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -109,7 +110,7 @@ class AuditResult:
         for name, rs in groups.items():
             lines.append(f"  {_attack_title(name, rs):{width}s}  {_attack_line(rs)}")
         if side:
-            lines.append("  " + _intermediate_line(side, self.confidence))
+            lines.append("  " + _intermediate_line(side, self.confidence, c.output))
         if info:
             top = max(info, key=lambda r: r.epsilon_lower_bound)
             lines.append(f"  per-round ε_t up to {top.epsilon_lower_bound:.4g} ({top.attack}, "
@@ -271,7 +272,7 @@ def _attack_line(rs) -> str:
     return f"{value} {how}{flag}"
 
 
-def _intermediate_line(side, confidence: float) -> str:
+def _intermediate_line(side, confidence: float, output=None) -> str:
     top = max(side, key=lambda r: r.epsilon_lower_bound)
     above = any(r.epsilon_lower_bound > r.claim_value * (1 + 1e-9) + 1e-12 for r in side)
     n = len({r.attack for r in side})
@@ -279,4 +280,10 @@ def _intermediate_line(side, confidence: float) -> str:
     return (f"intermediate object: white-box {top.kind} on the released noisy values "
             f"({n} pair{'s' if n > 1 else ''}) gives ε_lb up to {top.epsilon_lower_bound:.4g} "
             f"({exact}), {'above' if above else 'not above'} {top.claim_value:g}: whether the "
-            f"proof's route can hold, never a verdict (the claim is about the output)")
+            f"proof's route can hold, never a verdict (the claim is about "
+            f"{_first_words(output) if output else 'the output'})")
+
+
+def _first_words(text: str) -> str:
+    """An output's words up to their first comma or parenthesis."""
+    return re.split(r"[,(]", str(text))[0].strip()

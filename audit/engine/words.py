@@ -103,7 +103,10 @@ def setting(alg: Algorithm) -> str:
             what = f"{_plural(T, 'round')} of {_plural(K, 'answer')}"
         return f"a mechanism over {what}, each in {_range(alg)}"
     parts = [f"T = {T:,} rounds"]
-    parts.append(f"points in {K} dimensions" if plays_points(alg) else f"K = {K} arms")
+    full = alg.learner.feedback == "full"
+    parts.append(f"points in {K} dimensions" if plays_points(alg)
+                 else f"K = {K} experts, full information" if full and not alg.n_experts
+                 else f"K = {K} arms")
     if alg.n_experts:
         parts.append(f"N = {alg.n_experts} experts")
     lo, hi = alg.loss_range
@@ -130,6 +133,9 @@ def describe(alg: Algorithm) -> dict:
     d = {"kind": "mechanism" if is_mechanism(alg) else "learner", "setting": setting(alg)}
     if plays_points(alg):
         d["plays"] = "points"
+    elif not is_mechanism(alg):
+        d["plays"] = ("experts" if alg.learner.feedback == "full" and not alg.n_experts
+                      else "arms")
     labels = code_labels(alg)
     if labels is not None:
         d["code_labels"] = labels

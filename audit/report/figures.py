@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from functools import lru_cache
 from typing import Optional
 
@@ -709,15 +710,23 @@ def integral_figure(doc: dict, attack: dict, path: str) -> str:
                     zero_marks.append((zero, colour))
             every = [v for r in rows for key in ("log_numerator", "log_denominator")
                      for v in _exp_bracket(r.get(key) or [-math.inf, -math.inf]) if 0 < v < math.inf]
-            _log_axis(ax, every + [min(lows) / 2] if lows else every, "x")
-            if lows:
-                left = min(lows) / 2
-                ax.set_xlim(left=left, right=max(every) * 1.6)
+            log = bool(every) and max(every) / min(every) > 10
+            if log:          # probabilities across decades
+                _log_axis(ax, every + [min(every) / 2], "x")
+                left, right = min(every) / 2, max(every) * 1.6
+            elif every:      # close together: a linear axis reads better
+                lo_v, hi_v = min(every), max(every)
+                pad = 0.25 * (hi_v - lo_v) or 0.05 * hi_v
+                left, right = max(lo_v - pad, 0.0), hi_v + pad
+                from matplotlib.ticker import MaxNLocator
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+            if every:
+                ax.set_xlim(left=left, right=right)
                 for zs, colour in zero_marks:
                     ax.plot([left] * len(zs), zs, marker="<", color=colour, linestyle="none",
                             clip_on=False)
             ax.set_xlabel(f"{'density' if density else 'probability'} of the output on each "
-                          f"side (log scale)")
+                          f"side" + (" (log scale)" if log else ""))
             ax.set_yticks(ys, names)
             ax.set_ylim(-0.7, n - 0.3)
             ax.set_title("each output on both sides")
@@ -786,7 +795,8 @@ def recursion_figure(doc: dict, attack: dict, path: str) -> str:
             ap.set_xlabel("last round k of the run event E")
             ap.set_ylabel("probability of E")
             event = d.get("event") or (d.get("certificate") or {}).get("event", "?")
-            ap.set_title(_short(f"E = {event}", 60))
+            event = re.sub(r"\.\.\d+\b", "..k", str(event))     # the curve runs over k
+            ap.set_title(_short(f"E = {{{event}}}", 60))
             _round_axis(ap)
         if ends:
             ax.fill_between(x, lo, hi, color=BLUE, alpha=0.25, linewidth=0,

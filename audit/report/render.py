@@ -412,8 +412,9 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     else:
         B.append(("h", 2, "Algorithm"))
         kv = [("name", str(alg.get("name", "?"))), ("horizon T", fmt(alg.get("horizon"))),
-              ("dimension n (the learner plays points)" if points else "arms K",
-               fmt(alg.get("arms")))]
+              ("dimension n (the learner plays points)" if points
+               else "experts K (full information)" if alg.get("plays") == "experts"
+               else "arms K", fmt(alg.get("arms")))]
         if alg.get("experts") is not None:
             kv.append(("experts N", fmt(alg.get("experts"))))
         lr = alg.get("loss_range")
