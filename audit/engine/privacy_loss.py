@@ -246,9 +246,10 @@ def pair_worst_case(alg, losses_a, losses_b, rounds: int, delta: float,
     law = model.noise
     if not model.history_free:
         if model.shift_bound is None or law.kind == "finite":
-            return None, ("the release means depend on the actions or on per-round data (aux), "
-                          "and the model gives no bound on their shift (shift_bound), so the "
-                          "worst case over all histories is not computed")
+            return None, ("the noisy values' means depend on the actions played (or on other "
+                          "per-round data), and the declared model does not bound how far a "
+                          "mean can move between the two sides, so the worst case over all "
+                          "histories is not computed")
         with user_call("transcript.shift_bound"):
             shift = np.asarray(model.shift_bound(losses_a, losses_b, rounds, advice),
                                dtype=float).ravel()

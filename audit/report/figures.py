@@ -577,9 +577,9 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
             a2.plot([c_eps], [c_delta], marker="*", markersize=13, color=VERMILLION, linestyle="none",
                     label=f"claim (ε = {fmt(c_eps)}, δ = {fmt(c_delta)})", zorder=5, clip_on=False)
         if eps.size and max_loss is not None:
-            a2.text(0.97, 0.62, f"largest sampled loss {fmt(max_loss)}:\n"
-                    f"δ(ε) = 0 for every larger ε", transform=a2.transAxes, ha="right",
-                    fontsize=8)
+            # In the legend, not over the curves (they can pass anywhere).
+            a2.plot([], [], linestyle="none", marker="",
+                    label=f"largest sampled loss {fmt(max_loss)}: δ(ε) = 0 for every larger ε")
         a2.set_xlabel("ε (nats)")
         a2.set_ylabel("δ(ε)")
         a2.set_ylim(bottom=0)
