@@ -320,19 +320,26 @@ def _half_best(model, a, b, codes=None, values=None) -> dict:
                                      and codes_enumerable(model, len(a))):
         for d in ("l>l'", "l'>l"):
             p = exact_pair(model, a, b, (d,))
-            out[d] = (p.lower, p.upper, p.codes, p.values)
+            brackets = (None, None)
+            if p.log_numerator is not None and p.all_codes is not None:
+                i = int(np.flatnonzero((p.all_codes == p.codes).all(axis=1))[0])
+                brackets = tuple([float(x[0][i]), float(x[1][i])]
+                                 for x in (p.log_numerator, p.log_denominator))
+            out[d] = (p.lower, p.upper, p.codes, p.values, *brackets)
         return out
     if values is None:
         codes = np.unique(codes, axis=0)
     lo_a, hi_a = log_probability(model, a, codes, values)
     lo_b, hi_b = log_probability(model, b, codes, values)
-    for d, (low, _) in (("l>l'", _loss(lo_a, hi_a, lo_b, hi_b)),
-                        ("l'>l", _loss(lo_b, hi_b, lo_a, hi_a))):
+    for d, (low, _), (num, den) in (
+            ("l>l'", _loss(lo_a, hi_a, lo_b, hi_b), ((lo_a, hi_a), (lo_b, hi_b))),
+            ("l'>l", _loss(lo_b, hi_b, lo_a, hi_a), ((lo_b, hi_b), (lo_a, hi_a)))):
         if np.all(np.isnan(low)):
-            out[d] = (-math.inf, None, None, None)
+            out[d] = (-math.inf, None, None, None, None, None)
             continue
         i = int(np.nanargmax(low))
-        out[d] = (float(low[i]), None, codes[i], None if values is None else values[i])
+        out[d] = (float(low[i]), None, codes[i], None if values is None else values[i],
+                  [float(num[0][i]), float(num[1][i])], [float(den[0][i]), float(den[1][i])])
     return out
 
 
@@ -402,7 +409,7 @@ class ParallelIntegralEvidence(Evidence):
         per = {d: halves[0][d][0] + halves[1][d][0] for d in ("l>l'", "l'>l")}
         d = max(per, key=per.get)
         best = per[d]
-        (_, up1, c1, v1), (_, up2, c2, _) = halves[0][d], halves[1][d]
+        (_, up1, c1, v1, *_), (_, up2, c2, *_) = halves[0][d], halves[1][d]
         eps_lb = certified(best) if best > 0 else 0.0
         if c1 is not None and c2 is not None:
             event = (f"the output (first: {describe(c1, v1)}; second: {describe(c2)}) ({d}): "
@@ -421,6 +428,20 @@ class ParallelIntegralEvidence(Evidence):
                                "output": (describe(halves[i][d][2], halves[i][d][3])
                                           if halves[i][d][2] is not None else None)}
                               for i in range(2)]}
+        shown = [(f"{'first' if i == 0 else 'second'}: {describe(h[2], h[3])}", h[4], h[5])
+                 for i, h in enumerate((halves[0][d], halves[1][d]))
+                 if h[2] is not None and h[4] is not None]
+        if len(shown) == 2:
+            # The output made of the two halves: its probability (density)
+            # is their product, its loss the sum of theirs.
+            both = ("the output (both halves)", [shown[0][1][0] + shown[1][1][0],
+                                                 shown[0][1][1] + shown[1][1][1]],
+                    [shown[0][2][0] + shown[1][2][0], shown[0][2][1] + shown[1][2][1]])
+            rows = [both] + shown
+            details["certified_outputs"] = top_outputs(
+                lambda j: rows[j][0], [r[1][0] for r in rows], [r[1][1] for r in rows],
+                [r[2][0] for r in rows], [r[2][1] for r in rows], d,
+                measure="density" if model.first.numeric is not None else "probability")
         if up1 is not None and up2 is not None:
             details["pair_epsilon"] = [max(best, 0.0), max(halves[0][k][1] + halves[1][k][1]
                                                            for k in ("l>l'", "l'>l"))]
