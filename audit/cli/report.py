@@ -53,13 +53,13 @@ def load_result(path: str) -> dict:
 
 
 def cmd_report(args):
-    from audit.report.render import write_report
+    from audit.report.render import figure_count, write_report
     from audit.execution.progress import Reporter
     check_output_dir(args.out, "--out")
     try:
-        with Reporter().phase(f"report {args.out}", 1, "reports") as phase:
-            paths = write_report(load_result(args.result), args.out)
-            phase.update(1)
+        doc = load_result(args.result)
+        with Reporter().phase(f"report {args.out}", figure_count(doc), "figures") as phase:
+            paths = write_report(doc, args.out, progress=lambda: phase.update(1))
     except ValueError as exc:
         msg = str(exc)
         raise ValueError(msg if msg.startswith(args.result) else f"{args.result}: {msg}") from None

@@ -222,7 +222,12 @@ class Store:
             return None
 
     def put_derived(self, fingerprint: str, key: str, value) -> None:
-        blob = zlib.compress(pickle.dumps(value, protocol=4), 1)
+        """Keep ``value``; one that cannot be pickled is simply not kept (it
+        is recomputed on a rerun)."""
+        try:
+            blob = zlib.compress(pickle.dumps(value, protocol=4), 1)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
         try:
             self._db.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?)",
                              (fingerprint, key, blob, time.time()))

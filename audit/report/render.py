@@ -762,7 +762,8 @@ def _FIGURE_CONTEXT(doc: dict) -> dict:
 
 def figure_count(doc: dict) -> int:
     """How many figures ``write_report`` may draw (for a progress bar)."""
-    return len(doc.get("attacks") or []) + 1
+    attacks = doc.get("attacks") if isinstance(doc, dict) else None
+    return (len(attacks) if isinstance(attacks, list) else 0) + 1
 
 
 def _draw_figures(doc: dict, out_dir: str, progress=None) -> tuple[dict, Optional[str], list]:
