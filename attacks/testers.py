@@ -129,7 +129,8 @@ class SequenceIs:
 
     @property
     def labels(self) -> list[str]:
-        return ["I = (" + ",".join(str(c) for c in s) + ")" for s in self.sequences]
+        # 1-based, like every event's codes (``I_t = 2`` is code 2, arm 2)
+        return ["I = (" + ",".join(str(c + 1) for c in s) + ")" for s in self.sequences]
 
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         keys = _encode(actions, self.n_codes)

@@ -82,8 +82,9 @@ def test_an_algorithm_object_gets_a_placeholder_for_its_import_path(capsys):
     # With the placeholder replaced by a name for the same algorithm it runs.
     code, out = _run_printed(line.replace(shlex.quote(PLACEHOLDER), "mutant-batch-sum"), capsys)
     assert code == 1
-    bound = [ln for ln in out.splitlines() if "ε lower bound:" in ln]
-    assert bound and bound[0] in text
+    # The verdict line names the deciding evidence and its bound.
+    bound = [ln for ln in out.splitlines() if "VERDICT:" in ln]
+    assert bound and "ε ≥ " in bound[0] and bound[0] in text
 
 
 def test_a_string_is_one_attack_and_one_mode():

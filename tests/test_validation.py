@@ -395,9 +395,29 @@ def test_check_interface_uses_fewer_rounds_on_a_short_horizon():
         check_interface(_alg("raises_at_round_3"), np.ones((3, 2)))
 
 
+def _search_pairs(alg):
+    """Every kind of pair the neighbour search can choose for ``alg``, built
+    without its pilot: the probe pair of every candidate round and every
+    variant (coordinates changed, background, advice) of the first one —
+    a finalist is one of these kinds at one of these rounds.  Falls back
+    to the search itself (its pilot: seconds an algorithm) should its
+    internals change."""
+    from attacks import search
+    space_of, probes_of = getattr(search, "_Space", None), getattr(search, "_probes", None)
+    if space_of is None or probes_of is None:
+        from audit.engine.scenarios import scenarios_for
+        return [(sc.algorithm, sc.losses_a, sc.advice)
+                for sc in scenarios_for(alg, ["search"])[0]]
+    space = space_of(alg)
+    probes = probes_of(space)
+    found = probes + [c for c in space.variants(probes[0].round) if space.accepts(c)]
+    return [(alg, *(lambda a, _b, adv: (a, adv))(*space.pair(c))) for c in found]
+
+
 def test_check_interface_passes_every_registered_algorithm():
     """Every registered algorithm, on every pair its default attacks build
-    (including conversions around the canary), keeps the interface."""
+    (including conversions around the canary) and every kind of pair the
+    neighbour search can choose, keeps the interface."""
     from attacks import ATTACKS
     from audit.engine.scenarios import scenarios_for
     for name in REGISTRY:
@@ -405,12 +425,16 @@ def test_check_interface_passes_every_registered_algorithm():
         if alg.learner.reads_first:
             # The testers' mechanisms keep the suite's sizes; their pairs are
             # the patterns (the stream search draws from the same shapes).
-            found = ATTACKS["patterns"].scenarios(alg, events=False)
+            found = [(sc.algorithm, sc.losses_a, sc.advice)
+                     for sc in ATTACKS["patterns"].scenarios(alg, events=False)]
         else:
             alg = alg if name == "exp3" else build(name, horizon=100)
-            found = scenarios_for(alg, None)[0]
-        for sc in found:
-            check_interface(sc.algorithm, sc.losses_a, sc.advice)
+            found = [(sc.algorithm, sc.losses_a, sc.advice)
+                     for sc in scenarios_for(alg, None, search=False)[0]]
+            found += _search_pairs(alg)
+        assert found, name
+        for learner_alg, losses, advice in found:
+            check_interface(learner_alg, losses, advice)
 
 
 def test_check_interface_feeds_rows_or_played_losses():

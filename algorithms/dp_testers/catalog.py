@@ -156,7 +156,8 @@ def make_truncated_geometric(T=1, K=1, epsilon=0.1, n=5) -> Algorithm:
                 {"epsilon": eps, "n": n, "k": k}, exact,
                 f"exact max log-ratio of the pmf over neighbouring counts = {exact:.6g}; "
                 f"Balcer & Vadhan Thm 4.7: ln(1 + 2^-k) = {theorem:.6g}", "TruncatedGeometric",
-                check_losses=_integers(0, n, 1, 1), loss_range=(0.0, float(n)))
+                check_losses=_integers(0, n, 1, 1), loss_range=(0.0, float(n)),
+                extra={"code_labels": [str(c) for c in range(n + 1)]})   # code c: count c
 
 
 # ------------------------------------------------------- report noisy max

@@ -37,7 +37,8 @@ def cmd_check(args):
     the tool, else 2 if one hit bad input or a user's algorithm that raised or
     broke the interface, else 0."""
     import os
-    from audit.cli.suite import find_config, parse_suite, run_suite, scaled_trials, table, write_junit
+    from audit.cli.suite import (find_config, parse_suite, run_suite, scaled_trials, store_line,
+                                 table, write_junit)
     from audit.execution.progress import Reporter, reporting
     from audit.execution.store import keep_from_env
     path, doc = find_config(args.config)
@@ -64,6 +65,9 @@ def cmd_check(args):
             raise
         pruned = auto_prune(ex.store)
     print(table(outcomes, settings))
+    kept = store_line(outcomes, ex.store)
+    if kept:
+        print(kept)
     if pruned:
         print(pruned)
     if args.junit:

@@ -51,6 +51,10 @@ def add_run_parser(sub):
                    help="print only the VERDICT line with the command that reproduces it "
                         "(and the report path), errors and warnings; no progress "
                         "(default: off)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print every neighbouring pair and white-box mode with its notes, "
+                        "the declaration checks and the learned witnesses (default: one line "
+                        "per attack)")
     add_execution_options(p)
 
 
@@ -91,13 +95,29 @@ def _resume_note(result, store) -> str:
             f"{store.path}")
 
 
+def report_regret(alg, seed: int, store=None, fingerprint=None, runs: int = 200):
+    """The regret curve a report draws (200 runs on the ``gap`` instance),
+    kept in the store beside the audit's chunks so a rerun does not simulate
+    it again."""
+    from audit.engine.regret import regret_curve
+    key = f"regret-curve:{runs}:{seed}"
+    if store is not None and fingerprint is not None:
+        kept = store.get_derived(fingerprint, key)
+        if kept is not None:
+            return kept.get("curve")
+    curve = regret_curve(alg, runs=runs, seed=seed)
+    if store is not None and fingerprint is not None:
+        store.put_derived(fingerprint, key, {"curve": curve})
+    return curve
+
+
 def verdict_line(result, name: str) -> str:
     """The one line ``--quiet`` prints: the verdict, the bound and the claim."""
     c = result.claim
     word = "VIOLATION" if result.violation else "consistent"
     return (f"VERDICT: {word} — {name}: ε lower bound {result.epsilon_lower_bound:.6g} vs "
             f"claim: ε = {c.epsilon:g}, δ = {c.delta:g} ({result.trials} runs per side, "
-            f"{result.confidence:.0%} confidence)")
+            f"{100 * result.confidence:.6g}% confidence)")
 
 
 def cmd_run(args):
@@ -143,24 +163,27 @@ def cmd_run(args):
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise
+        regret = None
+        if args.report:
+            with reporter.phase("regret curve for the report", 1, "steps") as phase:
+                regret = report_regret(alg, args.seed, ex.store, result.fingerprint)
+                phase.update(1)
         if ex.store is not None:
             ex.store.record_audit(result, result.fingerprint, source="run",
                                   name=history_name(args))
             pruned = auto_prune(ex.store)
         note = _resume_note(result, ex.store)
+        result.regret = regret
     if args.report:
-        from audit.engine.regret import regret_curve
-        with reporter.phase(f"report {args.report}", 2, "steps") as phase:
-            result.regret = regret_curve(alg, runs=200, seed=args.seed)
-            phase.update(1)
-            from audit.report.render import write_report
-            paths = write_report(result.as_dict(), args.report)
-            phase.update(1)
+        from audit.report.render import figure_count, write_report
+        doc = result.as_dict()
+        with reporter.phase(f"report {args.report}", figure_count(doc), "figures") as phase:
+            paths = write_report(doc, args.report, progress=lambda: phase.update(1))
     if args.quiet:  # the verdict, and the command that reproduces it (a CI log needs it)
         print(verdict_line(result, args.algorithm))
         print(f"  reproduce: {result.command}")
     else:
-        print(result.summary())
+        print(result.summary(verbose=args.verbose))
     if note:  # reused chunks are worth knowing even with --quiet
         print(note)
     if pruned and not args.quiet:

@@ -302,9 +302,24 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
         if executor is not None and executor.store is not None:
             executor.store.record_audit(result, result.fingerprint, source="check", name=e.name)
         outcomes.append(outcome)
+        total = result.chunks_reused + result.chunks_computed
+        stored = (f", {result.chunks_reused} of {total} chunks from the store"
+                  if result.chunks_reused else "")
         log(f"  {e.name:24s} {outcome.verdict:10s} expected {e.expect:10s} "
-            f"{'ok' if outcome.ok else 'FAIL'}  ({outcome.seconds:.1f} s)")
+            f"{'ok' if outcome.ok else 'FAIL'}  ({outcome.seconds:.1f} s{stored})")
     return outcomes
+
+
+def store_line(outcomes: list[Outcome], store) -> str:
+    """How many chunks of the suite's runs came from the store (empty
+    without a store)."""
+    if store is None:
+        return ""
+    done = [o.result for o in outcomes if o.result is not None]
+    reused = sum(r.chunks_reused for r in done)
+    total = reused + sum(r.chunks_computed for r in done)
+    return (f"store: {reused} of {total} chunks came from {store.path}"
+            + (" (every audit resumed)" if total and reused == total else ""))
 
 
 def table(outcomes: list[Outcome], settings: dict) -> str:

@@ -82,13 +82,25 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     check_scenarios(scenarios, claim)
     check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
+    fingerprint = None
+    if executor is not None and executor.store is not None:
+        fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
+                                        witness)
+    ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
+    sampler = Sampler(seed, ex, progress)
     # Declarations are checked, never trusted: a failed check switches the
-    # white-box modes off for every scenario running that algorithm.
+    # white-box modes off for every scenario running that algorithm.  With
+    # a store, an earlier run of this very audit (same fingerprint: same
+    # code, algorithm and scenarios) kept each scenario's checks.
     checks, refused, checks_of = [], {}, {}
     with progress.phase("declaration pilots", sum(map(bool, white)), "scenarios") as phase:
         for i, (sc, ms) in enumerate(zip(scenarios, white)):
             if ms and id(sc.algorithm) not in refused:
-                found = check_declarations(sc, seed, i, modes=ms)
+                key = f"declarations:{i}:{','.join(ms)}"
+                found = sampler.kept(key)
+                if found is None:
+                    found = check_declarations(sc, seed, i, modes=ms)
+                    sampler.keep(key, found)
                 checks += found
                 checks_of[i] = found
                 if failed(found):
@@ -112,15 +124,10 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     evidence += [KINDS[m](sc, i, claim.scaled_for_group(sc.group_size))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
                  if m in ms]
-    fingerprint = None
-    if executor is not None and executor.store is not None:
-        fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness)
-    ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     start = time.perf_counter()
     # Bonferroni over every bound that can err, summed over the evidence
     # (exact evidence cannot err and takes no share).
-    results = collect(evidence, trials, confidence, Sampler(seed, ex, progress))
+    results = collect(evidence, trials, confidence, sampler)
     for e, r in zip(evidence, results):
         if r.kind in WHITE_MODES:
             r.rests_on = rests_on(checks_of.get(e.index, []), r.kind)

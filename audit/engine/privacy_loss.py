@@ -246,9 +246,10 @@ def pair_worst_case(alg, losses_a, losses_b, rounds: int, delta: float,
     law = model.noise
     if not model.history_free:
         if model.shift_bound is None or law.kind == "finite":
-            return None, ("the release means depend on the actions or on per-round data (aux), "
-                          "and the model gives no bound on their shift (shift_bound), so the "
-                          "worst case over all histories is not computed")
+            return None, ("the noisy values' means depend on the actions played (or on other "
+                          "per-round data), and the declared model does not bound how far a "
+                          "mean can move between the two sides, so the worst case over all "
+                          "histories is not computed")
         with user_call("transcript.shift_bound"):
             shift = np.asarray(model.shift_bound(losses_a, losses_b, rounds, advice),
                                dtype=float).ravel()
@@ -474,13 +475,22 @@ class LossDistribution:
     band: float                   # DKW: S(u) ≥ Ŝ(u) − band for all u, w.p. ≥ 1 − α
     scope: str
 
+    @property
+    def sorted_losses(self) -> np.ndarray:
+        """The losses in increasing order, sorted once (every δ_lb(ε) of a
+        bisection reads them)."""
+        cached = self.__dict__.get("_sorted")
+        if cached is None or cached.size != self.losses.size:
+            cached = self.__dict__["_sorted"] = np.sort(self.losses)
+        return cached
+
     def delta_lower(self, eps: float) -> float:
         """Lower confidence bound on δ(ε) = E[(1 − e^{ε−L})₊] = ∫_ε^∞ e^{ε−u} S(u) du,
         from the simultaneous lower band on the survival function S of L, so it
         holds for every ε at once."""
-        L = np.sort(self.losses)
+        L = self.sorted_losses
         n = L.size
-        above = L[L > eps]
+        above = L[np.searchsorted(L, eps, side="right"):]     # L > eps, in order
         if above.size == 0:
             return 0.0
         # Ŝ is a step function: on [L_(k), L_(k+1)) it equals (n − k − 1)/n.

@@ -49,20 +49,70 @@ class Sampler:
     executor: Executor
     progress: Optional[Reporter] = None
 
-    def sample(self, phase: str, requests: list[Request], unit: str = "runs") -> list[list]:
+    def sample(self, phase: str, requests: list[Request], unit: str = "runs",
+               then: Optional[Callable[[list[list]], object]] = None):
         """The chunk results of every request, in request order, under one
-        progress phase named ``phase``."""
+        progress phase named ``phase``; with ``then``, ``then(results)``,
+        computed inside the same phase (so the work that turns the runs into
+        a result shows as part of it, not as a silent gap).  A phase with no
+        runs counts one step."""
         reporter = self.progress or active()
-        out = []
-        with reporter.phase(phase, sum(r.runs for r in requests), unit) as ph:
-            base = 0
-            for r in requests:
-                ex = self.executor if r.keep else replace(self.executor, store=None,
-                                                           reused=0, computed=0)
-                out.append(run_chunks(r.task, r.runs, [self.seed, *r.stream],
-                                      jobs=ex.jobs, chunk=r.chunk, executor=ex, tag=r.tag,
-                                      progress=lambda done, base=base: ph.to(base + done)))
-                if ex is not self.executor:
-                    self.executor.computed += ex.computed
-                base += r.runs
+        total = sum(r.runs for r in requests)
+        if not total and then is None:
+            return []
+        with reporter.phase(phase, total or 1, unit if total else "step") as ph:
+            out = self._run(requests, ph)
+            if then is None:
+                return out
+            value = then(out)
+            if not total:
+                ph.update(1)
+            return value
+
+    def _run(self, requests: list[Request], ph) -> list[list]:
+        out, base = [], 0
+        for r in requests:
+            ex = self.executor if r.keep else replace(self.executor, store=None,
+                                                       reused=0, computed=0)
+            out.append(run_chunks(r.task, r.runs, [self.seed, *r.stream],
+                                  jobs=ex.jobs, chunk=r.chunk, executor=ex, tag=r.tag,
+                                  progress=lambda done, base=base: ph.to(base + done)))
+            if ex is not self.executor:
+                self.executor.computed += ex.computed
+            base += r.runs
         return out
+
+    # -- what the audit derives from its runs, kept beside its chunks --------
+    def kept(self, key: str):
+        """A value an earlier run of this audit derived and kept (same
+        fingerprint: same algorithm, claim, attacks, budget, seed and tool
+        code), or None; always None without a store."""
+        ex = self.executor
+        return ex.store.get_derived(ex.fingerprint, key) if ex.keeps_chunks else None
+
+    def keep(self, key: str, value) -> None:
+        ex = self.executor
+        if ex.keeps_chunks:
+            ex.store.put_derived(ex.fingerprint, key, value)
+
+    def count_stored(self, requests: list[Request]) -> None:
+        """Count the chunks of ``requests`` as came from the store (a result
+        derived from them was read back instead of the chunks themselves)."""
+        from audit.execution.runs import chunk_sizes
+        self.executor.reused += sum(len(chunk_sizes(r.runs, r.chunk)) for r in requests
+                                    if r.keep)
+
+    def prepared(self, phase: str, requests: list[Request], prepare: Callable[[list[list]], object],
+                 unit: str = "runs", key: str = ""):
+        """``prepare(results)`` of a pilot's ``requests`` (e.g. a trained
+        witness), computed under one progress phase — or read back, where an
+        earlier run of the same audit kept it under ``key``, without running
+        the pilot again.  ``prepare`` must be a deterministic function of the
+        results and return something picklable."""
+        value = self.kept(key) if key else None
+        if value is not None:
+            return value
+        value = self.sample(phase, requests, unit, then=prepare)
+        if key:
+            self.keep(key, value)
+        return value

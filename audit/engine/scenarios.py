@@ -69,7 +69,12 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
         if name == SEARCH:
             continue
         try:
-            built[name] = _scenarios(ATTACKS[name], alg, events)
+            # Building pairs can run pilots (the patterns' events, the
+            # optimised pair): a phase, reported when it takes a second.
+            with active().phase(f"{name}: pairs and events", 1, "steps",
+                                quiet_below=1.0) as phase:
+                built[name] = _scenarios(ATTACKS[name], alg, events)
+                phase.update(1)
         except ValueError:
             # The optimised pair, a default attack where a declared model
             # gives the exact pair ε, is left out where it does not apply
@@ -121,7 +126,14 @@ def _search(alg: Algorithm, checked: bool):
     # Randomness the tool cannot seed is refused before the pilot simulates
     # (the audit checks every scenario again once the pairs are known).
     check_own_randomness(alg, losses, advice)
-    return search.scenarios(alg, progress=active().phase)
+    if not alg.learner.reads_first:
+        return search.scenarios(alg, progress=active().phase)
+    # A stream mechanism's search reports no progress of its own: one step.
+    with active().phase(f"neighbour search pilot ({alg.name})", 1, "steps",
+                        quiet_below=1.0) as phase:
+        found = search.scenarios(alg, progress=active().phase)
+        phase.update(1)
+    return found
 
 
 def check_scenarios(scenarios, claim=None) -> None:

@@ -1,17 +1,27 @@
 """The outcome of one audit: ``AuditResult`` (the verdict, the plain-text
 summary, and the ``audit-result/1`` document).
 
+The summary is concise by default: what was audited and against which
+claim, one line per attack (its best evidence), the evidence on the proof's
+intermediate object in one line, the verdict with the evidence that decides
+it, and the reproduce command.  ``summary(verbose=True)`` (``audit run -v``)
+adds every pair and mode with its notes, the declaration checks and the
+learned witnesses.
+
 May import: ``algorithms``, ``audit.engine.models`` (for the summary of
-its checks); results are any ``audit.engine.evidence`` result objects.
+its checks), ``audit.engine.words``; results are any
+``audit.engine.evidence`` result objects.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
 from algorithms.core import Algorithm, Claim
 from audit import __version__
 from audit.engine.models import failed
+from audit.engine.words import describe, relation_text, setting
 
 SCHEMA = "audit-result/1"
 
@@ -62,8 +72,9 @@ class AuditResult:
             "schema": SCHEMA, "tool_version": __version__,
             "algorithm": {"name": alg.name, "params": alg.params, "horizon": alg.horizon,
                           "arms": alg.n_arms, "experts": alg.n_experts,
-                          "loss_range": list(alg.loss_range)},
-            "claim": {**self.claim.as_dict(), "overridden": self.claim_overridden},
+                          "loss_range": list(alg.loss_range), **describe(alg)},
+            "claim": {**self.claim.as_dict(), "overridden": self.claim_overridden,
+                      "neighbours": relation_text(alg, self.claim)},
             "budget": {"trials": self.trials, "confidence": self.confidence, "seed": self.seed},
             "attacks": [r.as_dict() for r in self.results],
             "epsilon_lower_bound": self.epsilon_lower_bound,
@@ -76,19 +87,76 @@ class AuditResult:
             "regret": self.regret,
         }
 
-    def summary(self) -> str:
+    def summary(self, verbose: bool = False) -> str:
+        """The plain-text summary ``audit run`` prints: concise, or with
+        every pair, mode and note (``verbose``)."""
+        return self._verbose_summary() if verbose else self._concise_summary()
+
+    # -- concise ----------------------------------------------------------
+    def _concise_summary(self) -> str:
+        alg, c = self.algorithm, self.claim
+        lines = self._head()
+        if self.declaration_checks and failed(list(self.declaration_checks)):
+            bad = failed(list(self.declaration_checks))
+            lines.append(f"  declaration checks: {len(bad)} of {len(self.declaration_checks)} "
+                         f"FAILED ({bad[0].line()}); white-box modes not used, the black-box "
+                         f"audit decides")
+        groups: dict[str, list] = {}
+        for r in self.results:
+            groups.setdefault(_attack_of(r), []).append(r)
+        width = max([len(_attack_title(name, rs)) for name, rs in groups.items()] + [10])
+        side = [r for r in self.results if getattr(r, "intermediate", False)]
+        info = [r for r in self.results if r.informational]
+        for name, rs in groups.items():
+            lines.append(f"  {_attack_title(name, rs):{width}s}  {_attack_line(rs)}")
+        if side:
+            lines.append("  " + _intermediate_line(side, self.confidence, c.output))
+        if info:
+            top = max(info, key=lambda r: r.epsilon_lower_bound)
+            lines.append(f"  per-round ε_t up to {top.epsilon_lower_bound:.4g} ({top.attack}, "
+                         f"white-box): information only, no per-round claim to compare with")
+        ceiling = self.max_detectable_epsilon
+        if (not self.violation and any(r.kind == "black-box" for r in self.results)
+                and ceiling < c.epsilon):
+            lines.append(f"  note: at this budget black-box evidence can show at most "
+                         f"ε = {ceiling:.3g}, below the claim: raise --trials")
+        lines.append("  " + self._verdict_line())
+        lines.append(f"  reproduce: {self.command}")
+        return "\n".join(lines)
+
+    def _verdict_line(self) -> str:
         c = self.claim
+        if self.violation:
+            best = _deciding(self.results)
+            how = ("exact: a certificate with no statistical error" if best.exact
+                   else f"{percent(self.confidence)} confidence")
+            return (f"VERDICT: VIOLATION — {_evidence_name(best)} shows "
+                    f"{_bound_text(best)} > {_claim_value(best)} ({how})")
+        eps = self.epsilon_lower_bound
+        counted = [r for r in self.results if r.per_record_lower_bound == eps
+                   and r.per_record_lower_bound > 0]
+        where = f" ({_evidence_name(counted[0])})" if counted else ""
+        return (f"VERDICT: consistent — largest ε lower bound {eps:.4g}{where}, not above the "
+                f"claimed ε = {c.epsilon:g}: no evidence against the claim at this budget "
+                f"(not a proof of privacy)")
+
+    # -- verbose ----------------------------------------------------------
+    def _head(self) -> list[str]:
+        alg, c = self.algorithm, self.claim
         delta = f", δ = {c.delta:g}" if c.delta else ""
-        lo, hi = self.algorithm.loss_range
-        losses = "" if (lo, hi) == (0.0, 1.0) else f", losses in [{lo:g}, {hi:g}]"
-        lines = [f"audit of {self.algorithm.name}  (T = {self.algorithm.horizon}, "
-                 f"K = {self.algorithm.n_arms}"
-                 + (f", N = {self.algorithm.n_experts}" if self.algorithm.n_experts else "")
-                 + losses + ")",
-                 f"  claim: ε = {c.epsilon:g}{delta}, scope {c.scope} — {c.source}",
-                 f"  the claim is about: {c.about}",
-                 f"  budget: {self.trials} runs per side, {self.confidence:.0%} confidence "
-                 f"(Bonferroni over {self.n_tests} bound(s)), seed {self.seed}"]
+        per_round = (f" (ε_t = {c.per_round_epsilon:g} a round, composed)"
+                     if c.per_round_epsilon is not None else "")
+        what = c.output or {"actions": "the actions", "transcript": "the actions and the "
+                            "released noisy values", "per-round": "each round's action"}[c.scope]
+        return [f"audit of {alg.name}  ({setting(alg)})",
+                f"  claim: ε = {c.epsilon:g}{delta}{per_round}, about {what} — {c.source}",
+                f"  neighbours: {relation_text(alg, c)}",
+                f"  budget: {self.trials:,} runs per side, {percent(self.confidence)} confidence "
+                f"(Bonferroni over {self.n_tests} bound{'s' if self.n_tests != 1 else ''}), "
+                f"seed {self.seed}"]
+
+    def _verbose_summary(self) -> str:
+        lines = self._head()
         if self.declaration_checks:
             bad = failed(list(self.declaration_checks))
             names = sorted({c.check for c in self.declaration_checks})
@@ -103,15 +171,119 @@ class AuditResult:
             lines += r.summary_lines(self.confidence)
         lines.append(f"  ε lower bound: {self.epsilon_lower_bound:.6g}   "
                      f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
-        if self.violation:
-            exact = any(r.violation and r.exact for r in self.results)
-            how = ("exactly, for the draws the code was observed to make — a certificate "
-                   "with no statistical error" if exact
-                   else f"with {self.confidence:.0%} confidence")
-            lines.append(f"  VERDICT: VIOLATION — the measured privacy loss exceeds the claim "
-                         f"({how})")
-        else:
-            lines.append("  VERDICT: consistent — no evidence against the claim at this budget "
-                         "(this is not a proof of privacy)")
+        lines.append("  " + self._verdict_line())
         lines.append(f"  reproduce: {self.command}")
         return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- concise lines
+
+def percent(p: float) -> str:
+    """A confidence as a percentage with the digits it needs: 95%, 99.9%."""
+    return f"{100 * p:.6g}%"
+
+
+def _attack_of(r) -> str:
+    """The attack a result belongs to (``batch-edge`` for
+    ``batch-edge:last-of-batch-1``)."""
+    return str(getattr(r, "label", r.attack) if r.kind == "black-box" else r.attack).split(":")[0]
+
+
+def _pairs(rs) -> int:
+    return len({(r.label if r.kind == "black-box" else r.attack) for r in rs})
+
+
+def _attack_title(name: str, rs) -> str:
+    n = _pairs(rs)
+    return name if n == 1 else f"{name} ({n} pairs)"
+
+
+def _counts_toward(r) -> bool:
+    return not r.informational and not getattr(r, "intermediate", False)
+
+
+def _deciding(rs):
+    """The result that decides: the violation by the widest margin (exact
+    evidence first on ties), else the largest ε lower bound."""
+    viol = [r for r in rs if r.violation]
+    if viol:
+        return max(viol, key=lambda r: (r.per_record_lower_bound, r.exact,
+                                        r.epsilon_lower_bound))
+    counted = [r for r in rs if _counts_toward(r)]
+    if not counted:
+        return None
+    return max(counted, key=lambda r: (r.per_record_lower_bound, r.kind == "black-box"))
+
+
+def _scenario_of(r) -> str:
+    label = r.label if r.kind == "black-box" else r.attack
+    return label.split(":", 1)[1] if ":" in label else ""
+
+
+def _evidence_name(r) -> str:
+    label = r.label if r.kind == "black-box" else r.attack
+    return f"{label}, {'black-box' if r.kind == 'black-box' else 'white-box ' + r.kind}"
+
+
+def _bound_text(r) -> str:
+    if r.kind == "per-round":
+        return f"per-round loss ε_t = {r.epsilon_lower_bound:.6g}"
+    group = getattr(r, "group_size", 1) or 1
+    if group > 1:
+        return (f"ε ≥ {r.epsilon_lower_bound:.6g} for a group of {group} rounds "
+                f"({r.per_record_lower_bound:.4g} a round)")
+    return f"ε ≥ {r.epsilon_lower_bound:.6g}"
+
+
+def _claim_value(r) -> str:
+    if r.kind == "black-box":
+        cl = r.claim
+        return f"ε = {cl.epsilon:g}" + (f" (δ = {cl.delta:g})" if cl.delta else "")
+    return f"{r.claim_label} {r.claim_value:.6g}"
+
+
+def _counts(r) -> str:
+    t = r.test
+    num, den = ("ℓ", "ℓ′") if t.direction == "l>l'" else ("ℓ′", "ℓ")
+    return (f"{t.numerator.count:,} on {num} vs {t.denominator.count:,} on {den} "
+            f"of {t.numerator.trials:,} held-out runs")
+
+
+def _attack_line(rs) -> str:
+    """One attack in one line: its deciding evidence (or its largest bound)."""
+    best = _deciding(rs)
+    if best is None:
+        return "white-box only on the proof's intermediate object (below)"
+    value = (f"ε_t = {best.epsilon_lower_bound:<7.4g}" if best.kind == "per-round"
+             else f"ε_lb = {best.per_record_lower_bound:<7.4g}")
+    where = _scenario_of(best)
+    where = f" on {where}" if where and _pairs(rs) > 1 else ""
+    if best.kind == "black-box":
+        event = best.shown_event
+        how = f"black-box{where}: {event}, {_counts(best)}"
+        if best.learned_event:
+            how += " (learned witness)"
+        group = getattr(best, "group_size", 1) or 1
+        if group > 1:
+            how += f"; a group of {group} rounds, ε_lb per round"
+    else:
+        how = f"exact, white-box {best.kind}{where}: {best.event}"
+    flag = f"  > {_claim_value(best)}: VIOLATION" if best.violation else ""
+    return f"{value} {how}{flag}"
+
+
+def _intermediate_line(side, confidence: float, output=None) -> str:
+    top = max(side, key=lambda r: r.epsilon_lower_bound)
+    above = any(r.epsilon_lower_bound > r.claim_value * (1 + 1e-9) + 1e-12 for r in side)
+    n = len({r.attack for r in side})
+    exact = "exact" if top.exact else f"{percent(confidence)} confidence"
+    return (f"intermediate object: white-box {top.kind} on the released noisy values "
+            f"({n} pair{'s' if n > 1 else ''}) gives ε_lb up to {top.epsilon_lower_bound:.4g} "
+            f"({exact}), {'above' if above else 'not above'} {top.claim_value:g}: whether the "
+            f"proof's route can hold, never a verdict (the claim is about "
+            f"{_first_words(output) if output else 'the output'})")
+
+
+def _first_words(text: str) -> str:
+    """An output's words up to their first comma or parenthesis."""
+    return re.split(r"[,(]", str(text))[0].strip()

@@ -32,8 +32,10 @@ class Phase:
     a context manager: a phase left normally ends with its final line; one
     left by an exception (an error, Ctrl-C) only clears its bar."""
 
-    def __init__(self, reporter: "Reporter", name: str, total: int, unit: str):
+    def __init__(self, reporter: "Reporter", name: str, total: int, unit: str,
+                 quiet_below: float = 0.0):
         self.reporter, self.name, self.total, self.unit = reporter, name, max(0, int(total)), unit
+        self.quiet_below = quiet_below
         self.done = 0
         self.start = reporter.clock()
         self.last_line = self.start
@@ -80,7 +82,8 @@ class Phase:
         r = self.reporter
         if self.bar is not None:
             self.bar.close()
-        elif r.enabled and completed and self.total:  # an empty phase says nothing
+        elif r.enabled and completed and self.total and \
+                r.clock() - self.start >= self.quiet_below:  # an empty phase says nothing
             elapsed = r.clock() - self.start
             r.write(f"audit: {self.name} done ({self.done}/{self.total} {self.unit}) "
                     f"in {elapsed:.1f} s")
@@ -122,8 +125,11 @@ class Reporter:
         except (OSError, ValueError):  # a closed or broken stderr must not stop an audit
             pass
 
-    def phase(self, name: str, total: int, unit: str = "runs") -> Phase:
-        return Phase(self, name, total, unit)
+    def phase(self, name: str, total: int, unit: str = "runs", quiet_below: float = 0.0) -> Phase:
+        """A phase; ``quiet_below`` (seconds): no final line for a phase that
+        took less (a step that is usually instant, reported only when it
+        is not)."""
+        return Phase(self, name, total, unit, quiet_below)
 
 
 SILENT = Reporter(enabled=False)

@@ -1,7 +1,11 @@
 """The durable store: every completed chunk of every audit, and the history of
 finished audits, in one embedded SQLite file (WAL mode).
 
-Chunks are keyed by (audit fingerprint, stream, chunk index).  The fingerprint
+Chunks are keyed by (audit fingerprint, stream, chunk index).  Beside them,
+what an audit derived from its chunks (a trained witness, each piece of
+evidence's result, the declaration checks) is kept under the same
+fingerprint (``get_derived``/``put_derived``), so a rerun whose chunks are
+all stored neither loads nor recomputes them; it is pruned with them.  The fingerprint
 covers everything that determines the counts (see ``audit_fingerprint``), the
 stream names the random-stream family, run count and chunk size of one
 ``run_chunks`` call, and the index picks the chunk.  A chunk is written in one
@@ -64,6 +68,13 @@ CREATE TABLE IF NOT EXISTS chunks (
     result      BLOB NOT NULL,     -- zlib(pickle(chunk result))
     created     REAL NOT NULL,
     PRIMARY KEY (fingerprint, stream, chunk)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS derived (
+    fingerprint TEXT NOT NULL,
+    key         TEXT NOT NULL,     -- what was derived, e.g. a piece of evidence's result
+    value       BLOB NOT NULL,     -- zlib(pickle(value))
+    created     REAL NOT NULL,
+    PRIMARY KEY (fingerprint, key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS audits (
     id                  INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -192,6 +203,37 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"store {self.path}: {exc}") from None
 
+    # -- what an audit derived from its chunks -------------------------------
+    def get_derived(self, fingerprint: str, key: str):
+        """A value derived from an audit's chunks and kept beside them (a
+        trained witness, a piece of evidence's result, the declaration
+        checks), or None.  Keyed by the audit's fingerprint, which covers
+        the tool's own code, so a value is never read back by other code."""
+        try:
+            row = self._db.execute("SELECT value FROM derived WHERE fingerprint = ? AND key = ?",
+                                   (fingerprint, key)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {self.path}: {exc}") from None
+        if row is None:
+            return None
+        try:
+            return _decode(row[0])
+        except Exception:  # noqa: BLE001 - an unreadable value is recomputed
+            return None
+
+    def put_derived(self, fingerprint: str, key: str, value) -> None:
+        """Keep ``value``; one that cannot be pickled is simply not kept (it
+        is recomputed on a rerun)."""
+        try:
+            blob = zlib.compress(pickle.dumps(value, protocol=4), 1)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
+        try:
+            self._db.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?)",
+                             (fingerprint, key, blob, time.time()))
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {self.path}: {exc}") from None
+
     def count_chunks(self, fingerprint: Optional[str] = None) -> int:
         if fingerprint is None:
             return self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
@@ -291,7 +333,8 @@ class Store:
         try:
             latest = q("SELECT name, fingerprint, MAX(created) FROM audits "
                        "WHERE fingerprint IS NOT NULL GROUP BY name, fingerprint").fetchall()
-            stored = dict(q("SELECT fingerprint, MAX(created) FROM chunks "
+            stored = dict(q("SELECT fingerprint, MAX(created) FROM (SELECT fingerprint, created "
+                            "FROM chunks UNION ALL SELECT fingerprint, created FROM derived) "
                             "GROUP BY fingerprint").fetchall())
         except sqlite3.Error as exc:
             raise StoreError(f"store {self.path}: {exc}") from None
@@ -310,6 +353,7 @@ class Store:
             q("BEGIN IMMEDIATE")
             for fp in drop + stale:
                 removed += q("DELETE FROM chunks WHERE fingerprint = ?", (fp,)).rowcount
+                q("DELETE FROM derived WHERE fingerprint = ?", (fp,))
             q("COMMIT")
             if removed and vacuum:
                 q("VACUUM")

@@ -8,12 +8,19 @@ also read in grey scale.  Every series is thinned to at most ``MAX_POINTS``
 points before plotting, so even a document carrying full-length curves gives
 small files.
 
-May import: matplotlib and numpy only: it draws from result documents.
+May import: matplotlib, numpy and the standard library only: it draws from
+result documents.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
+import json
 import math
 import os
+import re
+from functools import lru_cache
 from typing import Optional
 
 import matplotlib
@@ -100,12 +107,66 @@ def _spread(n: int, horizon: Optional[int]) -> np.ndarray:
     return np.linspace(0, horizon, n + 1).astype(int)[:-1].astype(float) + 1
 
 
+# A figure's stamp (a digest of what it is drawn from, ``drawn_from``) is
+# written into the PNG, so re-rendering the same document into the same
+# folder reuses every figure that would come out the same.
+STAMP_KEY = "audit-figure"
+_STAMP: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("figure_stamp",
+                                                                      default=None)
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    with open(__file__, "rb") as fh:
+        code = fh.read()
+    return hashlib.sha256(code + matplotlib.__version__.encode()).hexdigest()
+
+
+def drawn_from(*parts) -> str:
+    """The stamp of a figure drawn from ``parts`` (JSON-able) by this code."""
+    text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=True)
+    return hashlib.sha256((_code_digest() + text).encode()).hexdigest()[:32]
+
+
+def stamp_of(path: str) -> Optional[str]:
+    """The stamp written into a PNG by ``_save``, or None (no file, no stamp)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(8) != b"\x89PNG\r\n\x1a\n":
+                return None
+            while True:
+                head = fh.read(8)
+                if len(head) < 8:
+                    return None
+                size, kind = int.from_bytes(head[:4], "big"), head[4:]
+                if kind in (b"IDAT", b"IEND"):
+                    return None
+                data = fh.read(size)
+                fh.read(4)                                    # CRC
+                if kind == b"tEXt" and data.startswith(STAMP_KEY.encode() + b"\0"):
+                    return data[len(STAMP_KEY) + 1:].decode("latin-1")
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def stamped(stamp: Optional[str]):
+    """Figures saved inside the block carry ``stamp``."""
+    token = _STAMP.set(stamp)
+    try:
+        yield
+    finally:
+        _STAMP.reset(token)
+
+
 def _save(fig, path: str) -> str:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}.png"
+    meta = {"Software": None}
+    if _STAMP.get():
+        meta[STAMP_KEY] = _STAMP.get()
     try:
-        fig.savefig(tmp, dpi=DPI, format="png", bbox_inches="tight",
-                    metadata={"Software": None})
+        fig.savefig(tmp, dpi=DPI, format="png", bbox_inches="tight", metadata=meta)
         os.replace(tmp, path)
     finally:
         plt.close(fig)
@@ -117,6 +178,16 @@ def _save(fig, path: str) -> str:
 def _short(text: str, n: int = 70) -> str:
     text = str(text)
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _wrap(text: str, width: int, lines: int) -> str:
+    """Text on at most ``lines`` lines of ``width`` characters (the last
+    one shortened with … if need be)."""
+    import textwrap
+    parts = textwrap.wrap(str(text), width) or [""]
+    if len(parts) > lines:
+        parts = parts[:lines - 1] + [_short(" ".join(parts[lines - 1:]), width)]
+    return "\n".join(parts)
 
 
 def eng(x, _pos=None) -> str:
@@ -187,6 +258,29 @@ def _legend_right(ax, **kw):
                      frameon=False, **kw)
 
 
+def _log_axis(ax, values, axis: str = "x", max_ticks: int = 5) -> None:
+    """A log axis with a few labelled ticks at 1, 2, 5 × 10^k inside the
+    data's range (short labels such as 2e-05 that never collide); no minor
+    labels."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+    v = np.asarray([x for x in _finite(values) if math.isfinite(x) and x > 0])
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_minor_formatter(NullFormatter())
+    if v.size == 0:
+        return
+    lo, hi = v.min(), v.max()
+    ticks = [m * 10.0 ** e for e in range(int(math.floor(math.log10(lo))) - 1,
+                                          int(math.ceil(math.log10(hi))) + 1)
+             for m in (1, 2, 5) if lo / 1.6 <= m * 10.0 ** e <= hi * 1.6]
+    while len(ticks) > max_ticks:
+        ticks = ticks[::2]
+    if ticks:
+        target.set_major_locator(FixedLocator(ticks))
+    target.set_major_formatter(FuncFormatter(
+        lambda x, _pos: (f"{x:g}" if 1e-3 <= abs(x) < 1e4 else f"{x:.0e}")))
+
+
 def _round_axis(ax) -> None:
     """Round numbers on a linear x axis in engineering notation (20k, 1M)."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator
@@ -226,16 +320,19 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
     maxdet = attack.get("max_detectable_epsilon", doc.get("max_detectable_epsilon"))
     has_curve = bool(curve.get("runs_per_side"))
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, 2 if has_curve else 1, figsize=(9.2 if has_curve else 4.8, 3.6),
-                                 squeeze=False)
+        fig, axes = plt.subplots(1, 2 if has_curve else 1, figsize=(9.8 if has_curve else 5.0, 3.7),
+                                 squeeze=False,
+                                 gridspec_kw={"width_ratios": [1.2, 1]} if has_curve else None)
         ax = axes[0, 0]
         direction = attack.get("direction", "l>l'")
         num_side, den_side = ("ℓ", "ℓ′") if direction != "l'>l" else ("ℓ′", "ℓ")
-        tops, notes = [], []
+        tops, ticks = [], []
         for i, (key, side, colour, marker) in enumerate(
                 (("numerator", num_side, BLUE, "o"), ("denominator", den_side, ORANGE, "s"))):
             e = est.get(key)
+            what = "numerator" if key == "numerator" else "denominator"
             if not e:
+                ticks.append(f"{what}\n(run on {side})")
                 continue
             p, lo, hi = float(e["p_hat"]), float(e["lower"]), float(e["upper"])
             tops.append(hi)
@@ -243,18 +340,16 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
                         color=colour, capsize=6, markersize=7, elinewidth=1.6)
             used = lo if key == "numerator" else hi
             ax.plot([i - 0.18, i + 0.18], [used, used], color=colour, linewidth=2.6)
-            what = "lower bound used" if key == "numerator" else "upper bound used"
-            notes.append((i, p, f"estimate {fmt(p)}\n{what}:\n{fmt(used)}", colour))
+            # The numbers go under each point, in its tick label: text inside
+            # the axes collides with the axis or the next panel.
+            bound = "lower bound used" if key == "numerator" else "upper bound used"
+            ticks.append(f"{what} (run on {side})\nestimate {fmt(p, 3)}\n{bound}: {fmt(used, 3)}")
         ymax = min(1.0, max(tops + [1e-6]) * 1.3)
-        for i, p, text, colour in notes:       # numerator's text to the left, denominator's right
-            y = min(max(p, 0.22 * ymax), 0.8 * ymax)     # three lines of text stay inside
-            ax.text(i - 0.24 if i == 0 else i + 0.24, y, text, va="center",
-                    ha="right" if i == 0 else "left", fontsize=8, color=colour)
-        ax.set_xticks([0, 1], [f"numerator\n(run on {num_side})", f"denominator\n(run on {den_side})"])
-        ax.set_xlim(-1.25, 2.25)
+        ax.set_xticks([0, 1], ticks)
+        ax.set_xlim(-0.7, 1.7)
         ax.set_ylim(0, ymax)
         ax.set_ylabel("P[event] (probability)")
-        ax.set_title(_short(f"event: {attack.get('event', '?')}", 55))
+        ax.set_title(_wrap(f"event: {attack.get('event', '?')}", 60, 2))
         if has_curve:
             ax2 = axes[0, 1]
             runs = _finite(curve["runs_per_side"])
@@ -482,9 +577,9 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
             a2.plot([c_eps], [c_delta], marker="*", markersize=13, color=VERMILLION, linestyle="none",
                     label=f"claim (ε = {fmt(c_eps)}, δ = {fmt(c_delta)})", zorder=5, clip_on=False)
         if eps.size and max_loss is not None:
-            a2.text(0.97, 0.62, f"largest sampled loss {fmt(max_loss)}:\n"
-                    f"δ(ε) = 0 for every larger ε", transform=a2.transAxes, ha="right",
-                    fontsize=8)
+            # In the legend, not over the curves (they can pass anywhere).
+            a2.plot([], [], linestyle="none", marker="",
+                    label=f"largest sampled loss {fmt(max_loss)}: δ(ε) = 0 for every larger ε")
         a2.set_xlabel("ε (nats)")
         a2.set_ylabel("δ(ε)")
         a2.set_ylim(bottom=0)
@@ -537,42 +632,199 @@ def regret_figure(doc: dict, path: str) -> Optional[str]:
         return _save(fig, path)
 
 
+def _exp_bracket(pair) -> tuple[float, float, float]:
+    """(lower, middle, upper) of a probability from its log bracket."""
+    lo, hi = (float(v) for v in pair)
+    mid = (lo + hi) / 2 if math.isfinite(lo) and math.isfinite(hi) else hi
+    return tuple(math.exp(v) if math.isfinite(v) else (0.0 if v < 0 else math.inf)
+                 for v in (lo, mid, hi))
+
+
+def _claim_line(ax, doc, attack, vertical: bool):
+    cmp = attack.get("claim_compared") or {}
+    value = cmp.get("value", (doc.get("claim") or {}).get("epsilon"))
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value):
+        return None
+    label = f"{cmp.get('what', 'claimed ε')} = {fmt(value)}"
+    (ax.axvline if vertical else ax.axhline)(value, color=VERMILLION, linestyle="--",
+                                             linewidth=1.4, label=label)
+    return value
+
+
+def integral_figure(doc: dict, attack: dict, path: str) -> str:
+    """The outputs that certify the most, in the deciding direction: left,
+    each one's probability (or density) on both sides with its certified
+    bracket; right, its privacy loss, certified, against the claim.  The
+    top row is the output that certifies the bound (under pure ε).  Two
+    sparse vectors in parallel draw their halves' losses and their sum."""
+    d = attack.get("details") or {}
+    shown = d.get("certified_outputs") or {}
+    rows = list(shown.get("rows") or [])
+    density = shown.get("measure") == "density"
+    halves = d.get("halves") or []
+    if not rows and halves:
+        total = sum(float(h.get("lower") or 0) for h in halves)
+        rows = [{"output": f"{'first' if i == 0 else 'second'}: {h.get('output') or '?'}",
+                 "loss": [h.get("lower"), h.get("lower")]} for i, h in enumerate(halves)]
+        rows.insert(0, {"output": "the output (both halves)", "loss": [total, total]})
+    direction = shown.get("direction") or d.get("direction") or "l>l'"
+    num_side, den_side = ("ℓ", "ℓ′") if direction != "l'>l" else ("ℓ′", "ℓ")
+    has_probs = any("log_numerator" in r for r in rows)
+    n = max(len(rows), 1)
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, 2 if has_probs else 1, figsize=(10.2 if has_probs else 6.4,
+                                                                    1.7 + 0.42 * n),
+                                 squeeze=False, sharey=True)
+        ys = np.arange(n)[::-1].astype(float)            # the first row on top
+        names = [_short(r.get("output", "?"), 34) for r in rows] or ["(no output)"]
+        ax_loss = axes[0, -1]
+        if has_probs:
+            ax = axes[0, 0]
+            lows, zero_marks = [], []
+            for k, (key, side, colour, marker, dy) in enumerate(
+                    (("log_numerator", num_side, BLUE, "o", 0.14),
+                     ("log_denominator", den_side, ORANGE, "s", -0.14))):
+                pts, lo_e, hi_e, zero = [], [], [], []
+                for y, r in zip(ys, rows):
+                    lo, mid, hi = _exp_bracket(r.get(key) or [-math.inf, -math.inf])
+                    if mid <= 0:
+                        zero.append(y + dy)
+                        continue
+                    pts.append((y + dy, mid))
+                    lo_e.append(mid - lo)
+                    hi_e.append(hi - mid)
+                    lows.append(lo if lo > 0 else mid)
+                if pts:
+                    yy, xx = zip(*pts)
+                    ax.errorbar(xx, yy, xerr=[lo_e, hi_e], fmt=marker, color=colour,
+                                markersize=6, capsize=4, elinewidth=1.4,
+                                label=f"{'density' if density else 'probability'} on {side} "
+                                      f"(certified bracket)")
+                if zero:
+                    ax.plot([], [], marker="<", color=colour, linestyle="none",
+                            label=f"impossible on {side} (probability 0)")
+                    zero_marks.append((zero, colour))
+            every = [v for r in rows for key in ("log_numerator", "log_denominator")
+                     for v in _exp_bracket(r.get(key) or [-math.inf, -math.inf]) if 0 < v < math.inf]
+            log = bool(every) and max(every) / min(every) > 10
+            if log:          # probabilities across decades
+                _log_axis(ax, every + [min(every) / 2], "x")
+                left, right = min(every) / 2, max(every) * 1.6
+            elif every:      # close together: a linear axis reads better
+                lo_v, hi_v = min(every), max(every)
+                pad = 0.25 * (hi_v - lo_v) or 0.05 * hi_v
+                left, right = max(lo_v - pad, 0.0), hi_v + pad
+                from matplotlib.ticker import MaxNLocator
+                ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+            if every:
+                ax.set_xlim(left=left, right=right)
+                for zs, colour in zero_marks:
+                    ax.plot([left] * len(zs), zs, marker="<", color=colour, linestyle="none",
+                            clip_on=False)
+            ax.set_xlabel(f"{'density' if density else 'probability'} of the output on each "
+                          f"side" + (" (log scale)" if log else ""))
+            ax.set_yticks(ys, names)
+            ax.set_ylim(-0.7, n - 0.3)
+            ax.set_title("each output on both sides")
+        else:
+            ax_loss.set_yticks(ys, names)
+            ax_loss.set_ylim(-0.7, n - 0.3)
+        finite_hi = []
+        for y, r in zip(ys, rows):
+            lo, hi = (float(v) if v is not None else math.nan for v in (r.get("loss") or
+                                                                      [math.nan, math.nan]))
+            if not math.isfinite(lo):
+                continue
+            finite_hi.append(hi if math.isfinite(hi) else lo)
+            ax_loss.plot([lo, hi if math.isfinite(hi) else lo], [y, y], color=BLUE,
+                         linewidth=5, solid_capstyle="butt", alpha=0.55)
+            ax_loss.plot([lo], [y], "|", color=BLUE, markersize=12, markeredgewidth=2)
+            if not math.isfinite(hi):
+                ax_loss.plot([lo], [y], ">", color=BLUE, markersize=7)
+        ax_loss.plot([], [], color=BLUE, linewidth=5, alpha=0.55,
+                     label="privacy loss ln(P/P′), certified bracket (lower end: tick)")
+        claim = _claim_line(ax_loss, doc, attack, vertical=True)
+        top = max(finite_hi + [claim or 0.0, 1e-9])
+        ax_loss.set_xlim(min(0.0, min(finite_hi + [0.0])) - 0.04 * top, top * 1.25)
+        eps = attack.get("epsilon_lower_bound")
+        if rows and eps is not None and float(eps) > 0 and math.isfinite(float(eps)):
+            ax_loss.plot([float(eps)], [ys[0]], marker="*", markersize=13, color=BLACK,
+                         linestyle="none", label=f"ε_lb = {fmt(eps)} (exact)", zorder=5)
+        ax_loss.set_xlabel(f"privacy loss (nats), {num_side} over {den_side}")
+        ax_loss.set_title("privacy loss of each output")
+        fig.suptitle(_short(f"{attack.get('name', '?')} (white-box, integral): the outputs that "
+                            f"certify the most, exact", 110), fontsize=10.5)
+        fig.tight_layout()
+        for a in axes[0]:            # after the layout, measured under each x axis
+            _legend_below(a, ncol=1)
+        return _save(fig, path)
+
+
 def recursion_figure(doc: dict, attack: dict, path: str) -> str:
-    """The certified bracket [lower, upper] of the exact log-ratio of the run
-    events "arm i at every round s..k" against k, with the claim."""
+    """The run event "arm i at every round s..k" as k grows: left, its
+    probability on both sides with the certified bracket the recursion gives
+    (the state rounded up and down); right, the certified bracket of the
+    exact log-ratio, with the claim."""
     d = attack.get("details") or {}
     ends = d.get("ends") or []
     lo, hi = d.get("log_ratio_lower_by_end") or [], d.get("log_ratio_upper_by_end") or []
-    claim = doc.get("claim") or {}
+    num_by, den_by = d.get("log_p_numerator_by_end") or [], d.get("log_p_denominator_by_end") or []
+    direction = d.get("direction") or (d.get("certificate") or {}).get("direction") or "l>l'"
+    num_side, den_side = ("ℓ", "ℓ′") if direction != "l'>l" else ("ℓ′", "ℓ")
+    has_probs = bool(ends) and len(num_by) == len(ends) == len(den_by)
     with plt.rc_context(_STYLE):
-        fig, ax = plt.subplots(figsize=(8, 3.8))
+        fig, axes = plt.subplots(1, 2 if has_probs else 1,
+                                 figsize=(10.2 if has_probs else 8, 3.9), squeeze=False)
+        ax = axes[0, -1]
+        x = np.asarray(ends, dtype=float)
+        if has_probs:
+            ap = axes[0, 0]
+            for by, side, colour, style in ((num_by, num_side, BLUE, "-"),
+                                            (den_by, den_side, ORANGE, "--")):
+                b = np.asarray(by, dtype=float)
+                p_lo, p_hi = np.exp(b[:, 0]), np.exp(b[:, 1])
+                ap.fill_between(x, p_lo, p_hi, color=colour, alpha=0.3, linewidth=0)
+                ap.plot(x, np.sqrt(p_lo * p_hi), color=colour, linestyle=style, linewidth=1.6,
+                        label=f"P(E) on {side}, certified bracket")
+            every = np.exp(np.asarray(num_by + den_by, dtype=float)).ravel()
+            _log_axis(ap, every, "y")
+            ap.set_xlabel("last round k of the run event E")
+            ap.set_ylabel("probability of E")
+            event = d.get("event") or (d.get("certificate") or {}).get("event", "?")
+            event = re.sub(r"\.\.\d+\b", "..k", str(event))     # the curve runs over k
+            ap.set_title(_short(f"E = {{{event}}}", 60))
+            _round_axis(ap)
         if ends:
-            x = np.asarray(ends, dtype=float)
             ax.fill_between(x, lo, hi, color=BLUE, alpha=0.25, linewidth=0,
                             label="exact log-ratio of the run event: certified bracket")
             ax.plot(x, lo, color=BLUE, linewidth=1.7, label="certified lower end")
             best = int(np.argmax(lo))
             ax.plot([x[best]], [lo[best]], "o", color=BLUE)
             ax.annotate(f"ε_lb = {fmt(attack.get('epsilon_lower_bound'))}", (x[best], lo[best]),
-                        xytext=(-8, -14), textcoords="offset points", ha="right", fontsize=8.5)
-        if claim.get("epsilon") is not None:
-            ax.axhline(claim["epsilon"], color=VERMILLION, linestyle="--", linewidth=1.4,
-                       label=f"claimed ε = {fmt(claim['epsilon'])}")
-        ax.set_xlabel("last round k of the run")
-        ax.set_ylabel("ln P(E)/P′(E) (nats)")
+                        xytext=(0, 10), textcoords="offset points",
+                        ha="right" if best > len(x) / 2 else "left", fontsize=8.5)
+        _claim_line(ax, doc, attack, vertical=False)
+        ax.set_xlabel("last round k of the run event E")
+        ax.set_ylabel(f"ln P(E)/P′(E), {num_side} over {den_side} (nats)")
         _round_axis(ax)
-        ax.margins(y=0.12)
-        _legend_below(ax, ncol=2)
-        ax.set_title(f"{attack.get('name', '?')} (white-box, recursion): run events, exact "
-                     f"bounds")
+        ax.margins(y=0.15)
+        ax.set_title("exact log-ratio, certified")
+        fig.suptitle(f"{attack.get('name', '?')} (white-box, recursion): run events, exact "
+                     f"bounds", fontsize=10.5)
         fig.tight_layout()
+        for a in axes[0]:
+            _legend_below(a, ncol=1)
         return _save(fig, path)
 
 
 # ----------------------------------------------------------------- all
 
 WHITE = {"per-round": per_round_figure, "search": search_figure, "pld": pld_figure,
-         "recursion": recursion_figure}
+         "recursion": recursion_figure, "integral": integral_figure}
 
 
 def figure_for(doc: dict, attack: dict, path: str) -> Optional[str]:

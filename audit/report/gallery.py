@@ -1,4 +1,5 @@
-"""The committed report gallery: one audit report per registered algorithm.
+"""The committed report gallery: one audit report per registered algorithm
+and mechanism, indexed in ``README.md`` (learners and mechanisms apart).
 
 Regenerate with ``audit gallery --out reports`` (or
 ``python -m audit.report.gallery --out reports``).  Every algorithm is built with its
@@ -46,11 +47,19 @@ def _intermediate_cell(doc: dict) -> str:
     return fmt(max(vals)) + (" (exact)" if exact else "")
 
 
+def _kind(alg) -> str:
+    return "mechanism" if alg.learner.reads_first else "learner"
+
+
 def build_gallery(out_dir: str = "reports", trials: int = 200_000, seed: int = 0,
-                  jobs: int = 2, names=None) -> list[dict]:
-    """Audit every registered algorithm (or ``names``) and write
-    ``out_dir/<name>/report.{html,md}``, ``result.json`` and figures, then
-    ``out_dir/README.md`` indexing them.  Returns one row per algorithm."""
+                  jobs: int = 2, names=None, executor=None, log=print) -> list[dict]:
+    """Audit every registered algorithm and mechanism (or ``names``) and
+    write ``out_dir/<name>/report.{html,md}``, ``result.json`` and figures,
+    then ``out_dir/README.md`` indexing them: learners and mechanisms in a
+    table each, the index saying how many of the registered entries it
+    covers.  An audit that fails is listed with its error and the others
+    still run.  ``executor`` (with a store) keeps completed chunks, so an
+    interrupted regeneration resumes.  Returns one row per entry."""
     from algorithms import build
     from algorithms.registry import REGISTRY
     from audit.engine import audit_algorithm, reproduce_command
@@ -76,53 +85,103 @@ def build_gallery(out_dir: str = "reports", trials: int = 200_000, seed: int = 0
         alg = build(name)
         # What the audit below runs: the algorithm's attacks and the search.
         attacks = attack_names(alg, None)
-        print(f"[{i}/{len(names)}] {name}: auditing ({', '.join(attacks) or 'no default attacks'}; "
-              f"{trials} runs per side, seed {seed}, {jobs} job(s)) …", flush=True)
+        log(f"[{i}/{len(names)}] {name}: auditing ({', '.join(attacks) or 'no default attacks'}; "
+            f"{trials} runs per side, seed {seed}) …", flush=True)
         command = reproduce_command(name, {}, attacks, trials, 0.95, seed)
-        result = audit_algorithm(alg, trials=trials, seed=seed, jobs=jobs, command=command)
-        result.regret = regret_curve(alg, runs=200, seed=seed)
-        doc = result.as_dict()
-        paths = write_report(doc, os.path.join(out_dir, name))
+        row = {"name": name, "kind": _kind(alg), "summary": REGISTRY[name].summary,
+               "true_epsilon": (alg.extra or {}).get("true_epsilon"), "doc": None,
+               "error": None}
+        try:
+            result = audit_algorithm(alg, trials=trials, seed=seed, jobs=jobs, command=command,
+                                     executor=executor)
+            result.regret = regret_curve(alg, runs=200, seed=seed)
+            doc = result.as_dict()
+            paths = write_report(doc, os.path.join(out_dir, name))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one failed audit must not stop the gallery
+            row["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+            row["seconds"] = time.perf_counter() - t0
+            log(f"[{i}/{len(names)}] {name}: ERROR {row['error']}", flush=True)
+            rows.append(row)
+            continue
         dt = time.perf_counter() - t0
         size = os.path.getsize(paths["html"])
-        print(f"[{i}/{len(names)}] {name}: {doc['verdict']} (ε_lb = "
-              f"{fmt(doc['epsilon_lower_bound'])} vs claimed ε = {fmt(doc['claim']['epsilon'])}) "
-              f"in {dt:.1f} s; report.html {size / 1e6:.2f} MB", flush=True)
-        rows.append({"name": name, "doc": doc, "seconds": dt, "summary": REGISTRY[name].summary})
+        log(f"[{i}/{len(names)}] {name}: {doc['verdict']} (ε_lb = "
+            f"{fmt(doc['epsilon_lower_bound'])} vs claimed ε = {fmt(doc['claim']['epsilon'])}) "
+            f"in {dt:.1f} s; report.html {size / 1e6:.2f} MB", flush=True)
+        row.update(doc=doc, seconds=dt)
+        rows.append(row)
     total = time.perf_counter() - start
-    _write_index(out_dir, rows, trials, seed, total)
-    print(f"gallery: {len(rows)} report(s) in {out_dir}/ in {total:.0f} s; index "
-          f"{os.path.join(out_dir, README)}", flush=True)
+    _write_index(out_dir, rows, trials, seed, total, len(REGISTRY))
+    failed = [r["name"] for r in rows if r["error"]]
+    log(f"gallery: {len(rows) - len(failed)} report(s) in {out_dir}/ in {total:.0f} s"
+        + (f"; {len(failed)} failed: {', '.join(failed)}" if failed else "")
+        + f"; index {os.path.join(out_dir, README)}", flush=True)
     return rows
 
 
-def _write_index(out_dir: str, rows: list, trials: int, seed: int, total: float) -> None:
-    from audit import __version__
-    today = datetime.date.today().isoformat()
-    lines = [
-        "# Audit reports of the built-in algorithms", "",
-        "One report per registered algorithm, each audited against its own privacy claim at its "
-        "registered default parameters, with its default attacks and every white-box mode that "
-        "applies. A *violation* means the measured privacy loss exceeds the claim (the `mutant-*` "
-        "entries are deliberately broken implementations the auditor must catch; `exp3` has no "
-        "privacy proof and App. G.1 of Asi–Raman–Talwar shows the claim fails). *Consistent* means "
-        "no evidence against the claim at this budget — not a proof of privacy. Each claim is "
-        "about the output its theorem names; where the proof goes through a wider object (noisy "
-        "losses, tree nodes), the exact bound on that *intermediate object* is in its own column: "
-        "it says whether the proof's route can hold, and never decides the verdict. What each "
-        "row means for its paper is in [docs/findings.md](../docs/findings.md).", "",
-        "| algorithm | what it is | claim | ε lower bound | verdict | intermediate object | "
-        "report |",
-        "|---|---|---|---|---|---|---|",
-    ]
+def _table(rows: list, mechanisms: bool) -> list[str]:
+    head = ("| mechanism | what it is | claim | ε lower bound | verdict | true ε | report |"
+            if mechanisms else
+            "| algorithm | what it is | claim | ε lower bound | verdict | intermediate object | "
+            "report |")
+    lines = [head, "|---|---|---|---|---|---|---|"]
     for r in rows:
         d, name = r["doc"], r["name"]
+        if d is None:
+            lines.append(f"| `{name}` | {_md(r['summary'])} | - | - | **ERROR** | "
+                         f"{_md(r['error'])} | - |")
+            continue
         verdict = "**VIOLATION**" if d["verdict"] == "violation" else "consistent"
+        last = (fmt(r["true_epsilon"]) if r.get("true_epsilon") is not None else "-") \
+            if mechanisms else _intermediate_cell(d)
         lines.append(f"| `{name}` | {_md(r['summary'])} | {_md(_claim_cell(d['claim']))} | "
-                     f"{fmt(d['epsilon_lower_bound'])} | {verdict} | {_intermediate_cell(d)} | "
+                     f"{fmt(d['epsilon_lower_bound'])} | {verdict} | {last} | "
                      f"[report.md]({name}/report.md) · [report.html]({name}/report.html) |")
+    return lines
+
+
+def _write_index(out_dir: str, rows: list, trials: int, seed: int, total: float,
+                 registered: int) -> None:
+    from audit import __version__
+    today = datetime.date.today().isoformat()
+    learners = [r for r in rows if r["kind"] == "learner"]
+    mechanisms = [r for r in rows if r["kind"] == "mechanism"]
+    done = sum(1 for r in rows if r["doc"] is not None)
+    covered = ("every registered entry" if len(rows) == registered
+               else f"{len(rows)} of the {registered} registered entries")
+    lines = [
+        "# Audit reports of the built-in algorithms and mechanisms", "",
+        f"{done} reports, one for {covered}: {len(learners)} bandit and online-learning "
+        f"algorithms and {len(mechanisms)} mechanisms over a stream of query answers (the DP "
+        f"testers' benchmark and continual counters). Each is audited against its own privacy "
+        f"claim at its registered default parameters, with its default attacks, the neighbour "
+        f"search and every white-box mode that applies. A *violation* means the measured "
+        f"privacy loss exceeds the claim; *consistent* means no evidence against the claim at "
+        f"this budget — not a proof of privacy. What each row means for its paper is in "
+        f"[docs/findings.md](../docs/findings.md).", "",
+    ]
+    if learners:
+        lines += [
+            f"## Algorithms ({len(learners)})", "",
+            "The `mutant-*` entries are deliberately broken implementations the auditor must "
+            "catch; `exp3` has no privacy proof and App. G.1 of Asi–Raman–Talwar shows the claim "
+            "fails. Each claim is about the output its theorem names; where the proof goes "
+            "through a wider object (noisy losses, tree nodes), the exact bound on that "
+            "*intermediate object* is in its own column: it says whether the proof's route can "
+            "hold, and never decides the verdict.", "",
+            *_table(learners, mechanisms=False), ""]
+    if mechanisms:
+        lines += [
+            f"## Mechanisms ({len(mechanisms)})", "",
+            "Mechanisms over a stream of query answers, audited under the neighbouring relation "
+            "their claim names (most under `bounded-all`: every answer may change by at most "
+            "Δ = 1). *True ε* is the mechanism's exact ε where it is known (its source in the "
+            "report's notes); a mechanism whose true ε exceeds its claim is expected to be "
+            "refuted.", "",
+            *_table(mechanisms, mechanisms=True), ""]
     lines += [
-        "",
         f"Generated {today} by `audit` {__version__} with {fmt(trials)} runs per side, 95% "
         f"confidence, seed {seed} ({total:.0f} s in total). Each folder also holds `result.json` "
         f"(re-render with `audit report <name>/result.json --out DIR`) and the figures as PNG files.",

@@ -25,7 +25,7 @@ import re
 from typing import Optional
 
 from audit import jsondoc
-from audit.report.figures import figure_for, fmt, regret_figure
+from audit.report.figures import drawn_from, figure_for, fmt, regret_figure, stamp_of, stamped
 
 REQUIRED = ("algorithm", "claim", "budget", "attacks", "verdict")
 SCOPES = {
@@ -169,6 +169,30 @@ def _num_list(xs) -> str:
     return "(" + ", ".join(_num(x) for x in xs) + ")"
 
 
+def _is_mechanism(doc: dict) -> bool:
+    """A mechanism over a stream of answers (the document says so), not a
+    learner: no horizon, arms, losses or inner learner in its report."""
+    return (doc.get("algorithm") or {}).get("kind") == "mechanism"
+
+
+def _inputs_text(inputs) -> Optional[str]:
+    """Both inputs of a mechanism's pair as vectors: ``ℓ = (1, 1, 1) vs ℓ′ = (2, 0, 0)``."""
+    if not isinstance(inputs, dict):
+        return None
+    try:
+        sides = []
+        for key in ("l", "l_prime"):
+            rows = inputs[key]
+            flat = [r[0] if isinstance(r, list) and len(r) == 1 else r for r in rows]
+            if len(flat) == 1 and isinstance(flat[0], list):
+                flat = flat[0]                           # one round of several answers
+            sides.append("(" + ", ".join(_num_list(v) if isinstance(v, list) else _num(v)
+                                         for v in flat) + ")")
+    except (KeyError, TypeError, ValueError):
+        return None
+    return f"ℓ = {sides[0]} vs ℓ′ = {sides[1]}"
+
+
 def _attack_verdict(doc: dict, a: dict) -> str:
     """The verdict cell of one attack.  Inside a violation report an attack
     that did not exceed the claim is "no evidence" (calling it consistent next
@@ -210,11 +234,34 @@ def _resume_text(doc: dict) -> str:
 # ("p", text, css_class), ("kv", [(key, value)]), ("table", header, rows),
 # ("list", [text]), ("code", text), ("fig", path, caption), ("banner", ...).
 
+def _relation_text(claim: dict) -> str:
+    """The relation with its Δ, in words (the document's ``neighbours``, or
+    built from ``relation`` and ``max_change`` for older documents)."""
+    if claim.get("neighbours"):
+        return str(claim["neighbours"])
+    rel = str(claim.get("relation") or "one-round")
+    delta = claim.get("max_change")
+    words = rel + (f", Δ = {fmt(delta)}" if delta is not None else "")
+    if rel == "one-round":
+        return f"{words} — the two inputs differ in one round's row"
+    if rel == "bounded-all":
+        return f"{words} — every value may change" + (f" by at most {fmt(delta)}"
+                                                      if delta is not None else "")
+    return words
+
+
 def _claim_text(claim: dict) -> str:
     eps = f"ε = {fmt(claim.get('epsilon'))}"
     if claim.get("delta"):
         eps += f", δ = {fmt(claim.get('delta'))}"
     return eps
+
+
+def _as_float(x) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _violations(doc: dict) -> list[dict]:
@@ -267,10 +314,12 @@ def _banner(doc: dict) -> dict:
     budget, claim = doc["budget"], doc["claim"]
     conf = budget.get("confidence", 0.95)
     violation = doc["verdict"] == "violation"
-    viol = _violations(doc)
+    viol = sorted(_violations(doc), key=lambda a: -_as_float(a.get("epsilon_lower_bound")))
     exact = [a for a in viol if not _is_black(a) and a.get("exact")]
+    about = (f"about {claim['output']}" if _is_mechanism(doc) and claim.get("output")
+             else f"scope {claim.get('scope', '?')}")
     overall = (f"ε lower bound {fmt(doc.get('epsilon_lower_bound'))} vs claimed "
-               f"{_claim_text(claim)} (scope {claim.get('scope', '?')})")
+               f"{_claim_text(claim)} ({about})")
     lines = []
     if violation and viol:
         # Name the evidence that decided first: a per-round-only violation must
@@ -334,26 +383,43 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
         kv.append(("per-round ε_t", f"{fmt(claim['per_round_epsilon'])} (the claim is their "
                                      f"composition over the horizon)"))
     scope = claim.get("scope", "?")
-    kv.append(("scope", f"{scope} — {SCOPES.get(scope, 'as declared by the algorithm')}"))
+    mechanism = _is_mechanism(doc)
+    if not mechanism or not claim.get("output"):
+        kv.append(("scope", f"{scope} — {SCOPES.get(scope, 'as declared by the algorithm')}"))
     if claim.get("output"):
         kv.append(("output", str(claim["output"])))
-    kv.append(("neighbouring relation", {"one-round": "one-round — the two loss sequences "
-                                         "differ in one round's row"}.get(
-                                             claim.get("relation", "one-round"),
-                                             str(claim.get("relation")))))
+    legend = alg.get("code_legend")
+    if legend:
+        kv.append(("output codes", legend))
+    kv.append(("neighbouring relation", _relation_text(claim)))
     kv.append(("source", str(claim.get("source", "—"))))
     kv.append(("overridden", "yes — audited against a user-supplied claim, not the algorithm's own"
                if claim.get("overridden") else "no — the algorithm's own claim at these parameters"))
     B.append(("kv", kv))
 
     # -- algorithm
-    B.append(("h", 2, "Algorithm"))
     points = _plays_points(doc)
-    kv = [("name", str(alg.get("name", "?"))), ("horizon T", fmt(alg.get("horizon"))),
-          ("dimension n (the learner plays points)" if points else "arms K",
-           fmt(alg.get("arms")))]
-    if alg.get("experts") is not None:
-        kv.append(("experts N", fmt(alg.get("experts"))))
+    if mechanism:
+        B.append(("h", 2, "Mechanism"))
+        kv = [("name", str(alg.get("name", "?"))),
+              ("what it reads", re.sub(r"^a mechanism over ", "", str(
+                  alg.get("setting") or f"{fmt(alg.get('horizon'))} rounds of "
+                                        f"{fmt(alg.get('arms'))} answers")))]
+        labels = alg.get("code_labels")
+        if labels:
+            kv.append(("output codes", ", ".join(f"{i + 1} = {v}" for i, v in enumerate(labels))
+                       if len(labels) <= 12 else f"{len(labels)} codes"))
+    else:
+        B.append(("h", 2, "Algorithm"))
+        kv = [("name", str(alg.get("name", "?"))), ("horizon T", fmt(alg.get("horizon"))),
+              ("dimension n (the learner plays points)" if points
+               else "experts K (full information)" if alg.get("plays") == "experts"
+               else "arms K", fmt(alg.get("arms")))]
+        if alg.get("experts") is not None:
+            kv.append(("experts N", fmt(alg.get("experts"))))
+        lr = alg.get("loss_range")
+        if isinstance(lr, list) and len(lr) == 2 and [float(v) for v in lr] != [0.0, 1.0]:
+            kv.append(("losses in", f"[{fmt(lr[0])}, {fmt(lr[1])}]"))
     params = alg.get("params") or {}
     kv += [(f"param {k}", fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool)
             else str(v)) for k, v in params.items()]
@@ -363,8 +429,11 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     checks = doc.get("declaration_checks") or []
     if checks:
         B.append(("h", 2, "Declaration checks"))
-        B.append(("p", "White-box evidence rests on what the algorithm declares about itself "
-                       "(its action probabilities, or the law of the noise on what it releases). "
+        B.append(("p", "White-box evidence rests on what the "
+                       + ("mechanism declares about itself (the law of the noise it adds, e.g. "
+                          "a declared sparse vector or report-noisy-max). " if mechanism else
+                          "algorithm declares about itself (its action probabilities, or the "
+                          "law of the noise on what it releases). ") +
                        "Before any white-box mode is used, pilots on their own random streams "
                        "check the declarations against what the code does; each check refuses a "
                        "correct declaration with probability at most its stated false-refusal "
@@ -407,9 +476,11 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             if group > 1:
                 claim_cell += f" (group of {group}; per record ε_lb = " \
                               f"{fmt(a.get('per_record_epsilon_lower_bound'))})"
+            pair = ((_inputs_text(a.get("inputs")) if mechanism else None)
+                    or _pair_text(a.get("pair"), "answer" if mechanism
+                                  else "coordinate" if points else "arm"))
             rows.append([
-                _label(a), "black-box", _pair_text(a.get("pair"), "coordinate" if points
-                                                   else "arm"),
+                _label(a), "black-box", pair,
                 f"{a.get('event', '?')} (P on {num_side} over P on {den_side})",
                 f"{fmt(c.get('numerator'))}/{fmt(c.get('trials_per_side'))} vs "
                 f"{fmt(c.get('denominator'))}/{fmt(c.get('trials_per_side'))} held-out "
@@ -417,7 +488,9 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                 f"p_lo = {fmt(b.get('numerator_lower'))}, p′_hi = "
                 f"{fmt(b.get('denominator_upper'))} (α each {fmt(b.get('alpha_each'), 3)})",
                 fmt(a.get("epsilon_lower_bound")), claim_cell, _attack_verdict(doc, a)])
-        B.append(("table", ["attack / scenario", "mode", "pair (ℓ vs ℓ′)", "event",
+        B.append(("table", ["attack / scenario", "mode",
+                            "pair (ℓ vs ℓ′, the answers)" if mechanism else "pair (ℓ vs ℓ′)",
+                            "event",
                             "counts (numerator vs denominator)", "Clopper–Pearson bounds", "ε_lb",
                             "claim compared", "verdict"], rows))
     if white:
@@ -428,8 +501,11 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             c, b = a.get("counts") or {}, a.get("bounds") or {}
             cnt = ", ".join(f"{_bound_label(k)} {fmt(v)}" for k, v in c.items()) if c else "—"
             bnd = "; ".join(f"{_bound_label(k)} = {fmt(v, 3)}" for k, v in b.items()) if b else "—"
+            scope_cell = str(a.get("scope", "—"))
+            if mechanism and scope_cell == "actions":
+                scope_cell = "output"
             rows.append([
-                _label(a), f"white-box ({a.get('kind', '?')})", str(a.get("scope", "—")),
+                _label(a), f"white-box ({a.get('kind', '?')})", scope_cell,
                 str(a.get("event", "?")), cnt, bnd,
                 ("exact for the draws the code was observed to make (rests on "
                  + ", ".join(r.get("basis", "?") for r in a.get("rests_on") or []) + ")"
@@ -573,7 +649,7 @@ table.kv{width:auto}table.kv th{width:13em}
 td.violation{color:#b8420f;font-weight:700}td.consistent{color:#00795a;font-weight:700}
 td.no,td.information{color:#555;font-weight:600}
 pre{background:#f6f6f6;border:1px solid #ddd;padding:.7em;overflow-x:auto;white-space:pre-wrap;
-word-break:break-all}
+word-break:normal;overflow-wrap:normal}
 figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.85em;color:#555}
 .muted{color:#777;font-style:italic}
@@ -678,9 +754,24 @@ def _md(blocks: list, out_dir: str) -> str:
 
 # ----------------------------------------------------------------- entry point
 
-def _draw_figures(doc: dict, out_dir: str) -> tuple[dict, Optional[str], list]:
+def _FIGURE_CONTEXT(doc: dict) -> dict:
+    """What of the document, besides its attack entry, a figure reads."""
+    return {"claim": doc.get("claim"), "algorithm": doc.get("algorithm"),
+            "max_detectable_epsilon": doc.get("max_detectable_epsilon")}
+
+
+def figure_count(doc: dict) -> int:
+    """How many figures ``write_report`` may draw (for a progress bar)."""
+    attacks = doc.get("attacks") if isinstance(doc, dict) else None
+    return (len(attacks) if isinstance(attacks, list) else 0) + 1
+
+
+def _draw_figures(doc: dict, out_dir: str, progress=None) -> tuple[dict, Optional[str], list]:
     figures, written = {}, []
+    tick = progress or (lambda: None)
     for i, a in enumerate(doc["attacks"]):
+        if i:
+            tick()                             # the previous attack's figure is done
         what = str(a.get("scenario") or a.get("name") or "attack") + ("-bb" if _is_black(a) else "")
         path = os.path.join(out_dir, f"fig-{i + 1:02d}-{_slug(what)}.png")
         caption = (f"{_label(a)}: chosen event's probability on both sides (Clopper–Pearson "
@@ -691,9 +782,22 @@ def _draw_figures(doc: dict, out_dir: str) -> tuple[dict, Optional[str], list]:
                        "search": f"{_label(a)}: exact cumulative loss along the certificate output, "
                                  f"with the claim it is compared with",
                        "pld": f"{_label(a)}: distribution of the exact privacy loss L and δ(ε) with "
-                              f"the claimed (ε, δ)"}.get(a.get("kind"), _label(a)))
+                              f"the claimed (ε, δ)",
+                       "integral": f"{_label(a)}: the outputs that certify the most — each one's "
+                                   f"probability (density) on both sides with its certified "
+                                   f"bracket (left), and its certified privacy loss against the "
+                                   f"claim (right); the top row decides",
+                       "recursion": f"{_label(a)}: the run event's probability on both sides "
+                                    f"with its certified bracket (left) and the exact log-ratio's "
+                                    f"bracket against the claim (right)"}.get(a.get("kind"),
+                                                                              _label(a)))
+        stamp = drawn_from(a, _FIGURE_CONTEXT(doc))
         try:
-            got = figure_for(doc, a, path)
+            if stamp_of(path) == stamp:        # the same figure is already there
+                got = path
+            else:
+                with stamped(stamp):
+                    got = figure_for(doc, a, path)
         except Exception as exc:  # noqa: BLE001 - a malformed entry must not stop the report
             figures[i] = (None, f"(figure could not be drawn: {type(exc).__name__}: {exc})")
             continue
@@ -701,21 +805,32 @@ def _draw_figures(doc: dict, out_dir: str) -> tuple[dict, Optional[str], list]:
             figures[i] = (got, caption)
             written.append(got)
     regret_path = os.path.join(out_dir, "fig-00-regret.png")
+    stamp = drawn_from(doc.get("regret"), (doc.get("algorithm") or {}).get("name"),
+                       (doc.get("algorithm") or {}).get("experts"))
     try:
-        regret = regret_figure(doc, regret_path)
+        if doc.get("regret") and stamp_of(regret_path) == stamp:
+            regret = regret_path
+        else:
+            with stamped(stamp):
+                regret = regret_figure(doc, regret_path)
     except Exception:  # noqa: BLE001
         regret = None
     if regret:
         written.append(regret)
+    if doc["attacks"]:
+        tick()                                 # the last attack's figure
+    tick()                                     # the regret figure
     return figures, regret, written
 
 
-def write_report(doc: dict, out_dir: str) -> dict:
+def write_report(doc: dict, out_dir: str, progress=None) -> dict:
     """Write report.html, report.md, result.json and the figures into
-    ``out_dir`` (created if missing).  Returns the paths written."""
+    ``out_dir`` (created if missing).  Returns the paths written.
+    ``progress()`` is called as figures are drawn (``figure_count(doc)``
+    calls at most)."""
     _check(doc)
     os.makedirs(out_dir, exist_ok=True)
-    figures, regret, written = _draw_figures(doc, out_dir)
+    figures, regret, written = _draw_figures(doc, out_dir, progress)
     blocks = _blocks(doc, figures, regret)
     title = f"Privacy audit: {doc['algorithm'].get('name', '?')} — {str(doc['verdict']).upper()}"
     page = _html(blocks, title)

@@ -94,6 +94,15 @@ class Evidence:
     def prepared(self, samples: list[list]) -> None:
         """Receives the chunk results of ``pilot_requests``, in request order."""
 
+    def pilot_state(self):
+        """What ``prepared`` fixed, picklable, for the store to keep (None:
+        nothing worth keeping; the pilot runs again on a rerun)."""
+        return None
+
+    def restore(self, state) -> None:
+        """Takes back a ``pilot_state`` kept by an earlier run of the same
+        audit instead of running the pilot again."""
+
     def requests(self, trials: int) -> list[Request]:
         return []
 
@@ -115,12 +124,33 @@ def collect(evidence: list[Evidence], trials: int, confidence: float,
     alpha = alpha_per_share(evidence, confidence)
     out = []
     for e in evidence:
+        # With a store, each result is kept under the audit's fingerprint: a
+        # rerun whose chunks are all stored reads the results back (the
+        # chunks are counted as from the store) instead of loading every
+        # chunk, retraining witnesses and recomputing exact evidence.
+        key = f"result:{e.kind}:{e.index}:{alpha!r}"
+        result = sampler.kept(key)
+        if result is not None:
+            sampler.count_stored(e.requests(trials))
+            out.append(result)
+            continue
         pilot = e.pilot_requests(trials)
         if pilot:
-            e.prepared(sampler.sample(e.pilot_phase, pilot, e.unit))
+            if type(e).pilot_state is Evidence.pilot_state:
+                sampler.sample(e.pilot_phase, pilot, e.unit, then=e.prepared)
+            else:   # kept in the store: a resumed run neither samples nor prepares again
+                def prepare(samples, e=e):
+                    e.prepared(samples)
+                    return e.pilot_state()
+                e.restore(sampler.prepared(e.pilot_phase, pilot, prepare, e.unit,
+                                           key=f"pilot:{e.kind}:{e.index}"))
         wanted = e.requests(trials)
-        samples = sampler.sample(e.phase, wanted, e.unit) if wanted else []
-        result = e.conclude(samples, alpha if e.shares else 0.0)
+        # The conclusion (bounds, integrals, a loss distribution's δ(ε)) is
+        # part of the evidence's phase: no silent stretch between phases.
+        result = sampler.sample(e.phase, wanted, e.unit,
+                                then=lambda samples, e=e: e.conclude(
+                                    samples, alpha if e.shares else 0.0))
+        sampler.keep(key, result)
         out.append(result)
     spent = sum(r.alpha_spent for r in out)
     # The bookkeeping is exact by construction; a kind whose result reports

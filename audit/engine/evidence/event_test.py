@@ -10,7 +10,7 @@ runs and competes in selection like any hand-written event.
 
 May import: ``algorithms`` (its ``simulate``), ``attacks.events``,
 ``audit.engine.bounds``, ``audit.engine.features``, ``audit.engine.witness``,
-``audit.engine.sampling``, ``audit.engine.evidence.base``.
+``audit.engine.sampling``, ``audit.engine.evidence.base``, ``audit.engine.words``.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_
 from audit.engine.evidence.base import Evidence, EvidenceResult
 from audit.engine.features import for_pair
 from audit.engine.sampling import Request
+from audit.engine.words import code_labels, event_label
 from audit.engine.witness import TRAINING_STREAMS, features_task, train, training_runs
 
 # Attacks whose scenarios get a learned witness unless they say otherwise:
@@ -71,6 +72,12 @@ class EventTestResult(EvidenceResult):
     notes: list = field(default_factory=list)
     curve: dict = field(default_factory=dict)    # ε_lb as the held-out budget grows
     witness: Optional[dict] = None               # the learned witness, when one competed
+    # The chosen event as shown (output codes as the mechanism names them,
+    # ``audit.engine.words``); ``test.event`` is the family's own label.
+    event_text: Optional[str] = None
+    # Both inputs in full where they are short (a mechanism's answers): the
+    # report shows them as vectors rather than the rounds that differ.
+    inputs: Optional[dict] = None
     kind = "black-box"
     shares = 2          # one numerator lower bound, one denominator upper bound
     exact = False
@@ -95,6 +102,10 @@ class EventTestResult(EvidenceResult):
         return self.epsilon_lower_bound > self.claim.epsilon
 
     @property
+    def shown_event(self) -> str:
+        return self.event_text or self.test.event
+
+    @property
     def learned_event(self) -> bool:
         """Whether the chosen event is one of the learned witness's."""
         return bool(self.witness) and self.witness["chosen"]
@@ -110,7 +121,7 @@ class EventTestResult(EvidenceResult):
         t, r = self.test, self
         group = f" [group of {r.group_size}: claim {r.claim.epsilon:g}]" if r.group_size > 1 else ""
         lines = [f"  {r.label:30s} ε_lb = {r.epsilon_lower_bound:.4f}{group}   "
-                 f"event {t.event!s} ({t.direction}): "
+                 f"event {self.shown_event} ({t.direction}): "
                  f"{t.numerator.count}/{t.numerator.trials} vs "
                  f"{t.denominator.count}/{t.denominator.trials}"]
         lines += [f"  {'':30s} note: {note}" for note in r.notes]
@@ -131,7 +142,7 @@ class EventTestResult(EvidenceResult):
             "per_record_epsilon_lower_bound": self.per_record_lower_bound,
             "claim": self.claim.as_dict(), "group_size": self.group_size,
             "verdict": "violation" if self.violation else "consistent",
-            "event": t.event, "direction": t.direction,
+            "event": self.shown_event, "direction": t.direction,
             "counts": {"numerator": t.numerator.count, "denominator": t.denominator.count,
                        "trials_per_side": t.numerator.trials,
                        "selection_runs_per_side": self.n_selection},
@@ -140,6 +151,7 @@ class EventTestResult(EvidenceResult):
                        "alpha_each": self.alpha, "bounds_used": self.shares},
             "max_detectable_epsilon": self.max_detectable_epsilon,
             "pair": self.pair, "rounds_simulated": self.rounds, "notes": self.notes,
+            **({"inputs": self.inputs} if self.inputs else {}),
             "estimates": self._estimates(),
             "epsilon_vs_runs": self.curve,
             "learned_witness": self.witness,
@@ -193,6 +205,18 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
     return {"runs_per_side": (2 * n[keep]).tolist(), "epsilon_lower_bound": eps}
 
 
+def _short_inputs(scenario, most: int = 64) -> Optional[dict]:
+    """Both sides' inputs (the simulated rounds), when a mechanism reads at
+    most ``most`` values: its pair is best read as two short vectors."""
+    if not scenario.algorithm.learner.reads_first:
+        return None
+    a = np.asarray(scenario.losses_a[:scenario.rounds], dtype=float)
+    b = np.asarray(scenario.losses_b[:scenario.rounds], dtype=float)
+    if a.size > most:
+        return None
+    return {"l": a.tolist(), "l_prime": b.tolist()}
+
+
 class EventTestEvidence(Evidence):
     """Each side of the pair gets its own stream family ``[seed, index, side]``
     cut into fixed chunks, so the counts are the same for any number of
@@ -244,6 +268,15 @@ class EventTestEvidence(Evidence):
         X_a, X_b = (np.concatenate(parts) for parts in samples)
         self.witness = train(self._features, X_a, X_b)
 
+    def pilot_state(self):
+        """The trained witness (its features, weights and thresholds): kept
+        in the store, so a rerun of the audit neither simulates its training
+        runs nor fits it again."""
+        return self.witness
+
+    def restore(self, state) -> None:
+        self.witness = state
+
     def requests(self, trials: int) -> list[Request]:
         sc, events = self.scenario, self.events
         # Chunks counted with a witness are stored under its digest, so a
@@ -272,4 +305,5 @@ class EventTestEvidence(Evidence):
             n_holdout=n_hold, alpha=alpha,
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, claim.delta),
             pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve,
-            witness=witness)
+            witness=witness, event_text=event_label(test.event, code_labels(sc.algorithm)),
+            inputs=_short_inputs(sc))

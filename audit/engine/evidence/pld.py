@@ -201,9 +201,16 @@ class LossDistributionEvidence(Evidence):
             "claimed ε" + (f" at δ = {claim.delta:g}" if claim.delta else ""),
             f"privacy-loss distribution of {L.size} outputs sampled on "
             f"{'ℓ′' if direction == SWAPPED else 'ℓ'} "
-            f"({'actions' if scope == 'actions' else 'actions + released noisy values'})",
+            f"({_what(alg, scope)})",
             exact=exact, details=details, notes=notes, alpha=alpha, shares=self.shares,
             pair_worst_case=worst, intermediate=intermediate)
+
+
+def _what(alg, scope: str) -> str:
+    """What a sampled output is made of, in the algorithm's own words."""
+    if alg.learner.reads_first:      # a mechanism over a stream of answers
+        return "output codes" if scope == "actions" else "output codes + released values"
+    return "actions" if scope == "actions" else "actions + released noisy values"
 
 
 # ----------------------------------------------------- finite laws (statistical)

@@ -114,7 +114,7 @@ class WhiteBoxResult(EvidenceResult):
     def summary_lines(self, confidence: float) -> list[str]:
         verdict = ("information only" if self.informational
                    else "VIOLATION" if self.violation else "ok")
-        exact = "exact" if self.exact else f"{confidence:.0%}"
+        exact = "exact" if self.exact else f"{100 * confidence:.6g}%"
         head = f"  {self.label:30s} "
         if self.informational:
             lines = [head + f"max ε_t = {self.epsilon_lower_bound:.6g}: {verdict} "

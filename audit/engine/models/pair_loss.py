@@ -62,3 +62,22 @@ def epsilon_at_delta(lo_num, hi_den, delta: float) -> float:
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if delta_lower(lo_num, hi_den, mid) > delta else (lo, mid)
     return lo
+
+
+def top_outputs(name, lo_num, hi_num, lo_den, hi_den, direction: str, k: int = 8,
+                measure: str = "probability") -> dict:
+    """The ``k`` outputs with the largest certified loss (lower end) in one
+    direction, for the report's figure: each output's name (``name(i)``),
+    its log-probability (or log-density, ``measure``) bracket on the
+    numerator's side and on the denominator's, and its loss bracket.  The
+    first row is the output that certifies the pair's bound under pure ε."""
+    lo_num, hi_num, lo_den, hi_den = (np.asarray(x, dtype=float).ravel()
+                                      for x in (lo_num, hi_num, lo_den, hi_den))
+    low, high = loss_bracket(lo_num, hi_num, lo_den, hi_den)
+    key = np.where(np.isnan(low), -np.inf, low)
+    order = [int(i) for i in np.argsort(-key, kind="stable")[:k] if not np.isnan(low[i])]
+    return {"direction": direction, "measure": measure,
+            "rows": [{"output": str(name(i)),
+                      "log_numerator": [float(lo_num[i]), float(hi_num[i])],
+                      "log_denominator": [float(lo_den[i]), float(hi_den[i])],
+                      "loss": [float(low[i]), float(high[i])]} for i in order]}

@@ -42,9 +42,9 @@ from algorithms.simulate import simulate
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.models.noisy_max.exact import (VALUE_GRID, index_pair, index_pair_epsilon,
-                                                 value_pair_epsilon)
+                                                 value_log_density, value_pair_epsilon)
 from audit.engine.models.noisy_max.verify import noisy_max_of
-from audit.engine.models.pair_loss import delta_lower, epsilon_at_delta
+from audit.engine.models.pair_loss import delta_lower, epsilon_at_delta, top_outputs
 from audit.engine.privacy_loss import certified
 from audit.engine.sampling import Request
 
@@ -114,6 +114,12 @@ class NoisyMaxEvidence(Evidence):
                    "probabilities": {"l": np.exp((lo_a + hi_a) / 2).tolist(),
                                      "l_prime": np.exp((lo_b + hi_b) / 2).tolist()},
                    "loss": {d: [low.tolist(), high.tolist()] for d, (low, high) in dirs.items()}}
+        shown_dir = best_dir or "l>l'"
+        num, den = (((lo_a, hi_a), (lo_b, hi_b)) if shown_dir == "l>l'"
+                    else ((lo_b, hi_b), (lo_a, hi_a)))
+        details["certified_outputs"] = top_outputs(
+            lambda j: (f"index {j % K + 1}" if T == 1 else f"round {j // K + 1}: index "
+                       f"{j % K + 1}"), *num, *den, shown_dir, k=min(8, T * K))
         if claim.delta == 0:
             eps_lb = certified(best) if best > 0 else 0.0
             event = (f"the output {output} ({best_dir}): exact loss in [{best:.6g}, "
@@ -159,8 +165,25 @@ class NoisyMaxEvidence(Evidence):
                      f"{best:.6g}")
         else:
             event = "no output"
-        return eps_lb, event, {"samples": count, "grid": VALUE_GRID, "direction": d,
-                               "enumerated": False, "best_loss": best}
+        details = {"samples": count, "grid": VALUE_GRID, "direction": d,
+                   "enumerated": False, "best_loss": best}
+        # Each round's certifying value, its density bracketed on both sides.
+        ys = []
+        for t, w in enumerate(where):
+            try:
+                ys.append((t, float(w)))
+            except (TypeError, ValueError):
+                pass                        # the support edge (∞) or no output
+        if ys and d is not None:
+            num, den = (a, b) if d == "l>l'" else (b, a)
+            br = [value_log_density(model, num[t], [y]) + value_log_density(model, den[t], [y])
+                  for t, y in ys]
+            details["certified_outputs"] = top_outputs(
+                lambda j: (f"maximum {ys[j][1]:.4g}" if T == 1
+                           else f"round {ys[j][0] + 1}: maximum {ys[j][1]:.4g}"),
+                *(np.array([float(x[i][0]) for x in br]) for i in range(4)), d,
+                measure="density")
+        return eps_lb, event, details
 
 
 def _value_task(alg, losses, rounds):

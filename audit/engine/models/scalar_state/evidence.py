@@ -58,6 +58,10 @@ class RecursionEvidence(Evidence):
                    "log_ratio_lower_by_end": [c.log_ratio_interval[0] for c in curve],
                    "log_ratio_upper_by_end": [c.log_ratio_interval[1] for c in curve],
                    "ends": [c.end + 1 for c in curve],
+                   "log_p_numerator_by_end": [[c.log_p_num_lo, c.log_p_num_hi] for c in curve],
+                   "log_p_denominator_by_end": [[c.log_p_den_lo, c.log_p_den_hi]
+                                                for c in curve],
+                   "event": best.description, "direction": best.direction,
                    "log_p_numerator": [best.log_p_num_lo, best.log_p_num_hi],
                    "log_p_denominator": [best.log_p_den_lo, best.log_p_den_hi],
                    "probability_numerator_lower": float(np.exp(best.log_p_num_lo))}

@@ -65,7 +65,7 @@ from audit.engine.models.sparse_vector.integral import (ENUMERATION_ENTRIES, ENU
                                                        log_probability, output_count)
 from audit.engine.models.sparse_vector.parallel import parallel_of, split
 from audit.engine.models.pair_loss import best_loss as _best
-from audit.engine.models.pair_loss import delta_lower, epsilon_at_delta
+from audit.engine.models.pair_loss import delta_lower, epsilon_at_delta, top_outputs
 from audit.engine.models.pair_loss import loss_bracket as _loss
 from audit.engine.models.sparse_vector.verify import answers_of, sparse_vector_of
 from audit.engine.privacy_loss import certified
@@ -194,7 +194,8 @@ class IntegralEvidence(Evidence):
                        for i in order],
                    "delta_lower_at_claimed_epsilon": max(
                        delta_lower(lo_a, hi_b, claim.epsilon),
-                       delta_lower(lo_b, hi_a, claim.epsilon))}
+                       delta_lower(lo_b, hi_a, claim.epsilon)),
+                   "certified_outputs": _top(codes, best_dir, lo_a, hi_a, lo_b, hi_b)}
         return eps_lb, event, details
 
     def _enumerated_fresh(self, a, b, notes):
@@ -212,9 +213,14 @@ class IntegralEvidence(Evidence):
         eps_lb = certified(pair.lower) if pair.lower > 0 else 0.0
         event = (f"the output {describe(pair.codes, pair.values)} ({pair.direction}): exact "
                  f"density ratio, log in [{pair.lower:.6g}, {pair.best_upper:.6g}]")
-        return eps_lb, event, {"outputs": pair.outputs, "enumerated": True,
-                               "pair_epsilon": [max(pair.lower, 0.0), pair.upper],
-                               "direction": pair.direction}
+        details = {"outputs": pair.outputs, "enumerated": True,
+                   "pair_epsilon": [max(pair.lower, 0.0), pair.upper],
+                   "direction": pair.direction}
+        if pair.log_numerator is not None:
+            details["certified_outputs"] = top_outputs(
+                lambda i: describe(pair.all_codes[i], pair.values), *pair.log_numerator,
+                *pair.log_denominator, pair.direction, measure="density")
+        return eps_lb, event, details
 
     def _sampled_codes(self, samples, a, b, notes):
         """Code sequences sampled on both sides: every distinct one's exact
@@ -241,7 +247,8 @@ class IntegralEvidence(Evidence):
                    "direction": best_dir,
                    "delta_lower_at_claimed_epsilon": max(
                        delta_lower(lo_a, hi_b, claim.epsilon),
-                       delta_lower(lo_b, hi_a, claim.epsilon))}
+                       delta_lower(lo_b, hi_a, claim.epsilon)),
+                   "certified_outputs": _top(codes, best_dir, lo_a, hi_a, lo_b, hi_b)}
         return eps_lb, event, details
 
     def _sampled_numbers(self, samples, a, b, notes):
@@ -249,6 +256,7 @@ class IntegralEvidence(Evidence):
         exact density ratio."""
         claim, model = self.claim, sparse_vector_of(self.scenario.algorithm)
         best, best_dir, best_out = -math.inf, None, None
+        shown = None
         count = 0
         for (direction, _), parts in zip(INTEGRAL_STREAMS.items(), samples):
             both = np.concatenate(parts)
@@ -264,6 +272,8 @@ class IntegralEvidence(Evidence):
             i = int(np.nanargmax(low))
             if low[i] > best:
                 best, best_dir, best_out = float(low[i]), direction, (codes[i], values[i])
+                shown = top_outputs(lambda j, c=codes, v=values: describe(c[j], v[j]),
+                                    lo_n, hi_n, lo_d, hi_d, direction, measure="density")
         eps_lb = certified(best) if best > 0 and claim.delta == 0 else 0.0
         event = (f"the sampled output {describe(*best_out)} ({best_dir}): exact density "
                  f"ratio, log at least {best:.6g}" if best_out is not None else
@@ -273,7 +283,17 @@ class IntegralEvidence(Evidence):
                      f"certificate" + ("" if claim.delta == 0 else
                                         " for pure ε only: with δ > 0 one output proves "
                                         "nothing, so no bound is claimed"))
-        return eps_lb, event, {"samples": count, "direction": best_dir, "enumerated": False}
+        details = {"samples": count, "direction": best_dir, "enumerated": False}
+        if shown is not None:
+            details["certified_outputs"] = shown
+        return eps_lb, event, details
+
+
+def _top(codes, direction, lo_a, hi_a, lo_b, hi_b) -> dict:
+    """The outputs certifying the most in ``direction``, for the report."""
+    num, den = ((lo_a, hi_a), (lo_b, hi_b)) if direction == "l>l'" else ((lo_b, hi_b),
+                                                                         (lo_a, hi_a))
+    return top_outputs(lambda i: describe(codes[i]), *num, *den, direction or "l>l'")
 
 
 def _sample_task(alg, losses, rounds, numbers: bool):
@@ -300,19 +320,26 @@ def _half_best(model, a, b, codes=None, values=None) -> dict:
                                      and codes_enumerable(model, len(a))):
         for d in ("l>l'", "l'>l"):
             p = exact_pair(model, a, b, (d,))
-            out[d] = (p.lower, p.upper, p.codes, p.values)
+            brackets = (None, None)
+            if p.log_numerator is not None and p.all_codes is not None:
+                i = int(np.flatnonzero((p.all_codes == p.codes).all(axis=1))[0])
+                brackets = tuple([float(x[0][i]), float(x[1][i])]
+                                 for x in (p.log_numerator, p.log_denominator))
+            out[d] = (p.lower, p.upper, p.codes, p.values, *brackets)
         return out
     if values is None:
         codes = np.unique(codes, axis=0)
     lo_a, hi_a = log_probability(model, a, codes, values)
     lo_b, hi_b = log_probability(model, b, codes, values)
-    for d, (low, _) in (("l>l'", _loss(lo_a, hi_a, lo_b, hi_b)),
-                        ("l'>l", _loss(lo_b, hi_b, lo_a, hi_a))):
+    for d, (low, _), (num, den) in (
+            ("l>l'", _loss(lo_a, hi_a, lo_b, hi_b), ((lo_a, hi_a), (lo_b, hi_b))),
+            ("l'>l", _loss(lo_b, hi_b, lo_a, hi_a), ((lo_b, hi_b), (lo_a, hi_a)))):
         if np.all(np.isnan(low)):
-            out[d] = (-math.inf, None, None, None)
+            out[d] = (-math.inf, None, None, None, None, None)
             continue
         i = int(np.nanargmax(low))
-        out[d] = (float(low[i]), None, codes[i], None if values is None else values[i])
+        out[d] = (float(low[i]), None, codes[i], None if values is None else values[i],
+                  [float(num[0][i]), float(num[1][i])], [float(den[0][i]), float(den[1][i])])
     return out
 
 
@@ -382,7 +409,7 @@ class ParallelIntegralEvidence(Evidence):
         per = {d: halves[0][d][0] + halves[1][d][0] for d in ("l>l'", "l'>l")}
         d = max(per, key=per.get)
         best = per[d]
-        (_, up1, c1, v1), (_, up2, c2, _) = halves[0][d], halves[1][d]
+        (_, up1, c1, v1, *_), (_, up2, c2, *_) = halves[0][d], halves[1][d]
         eps_lb = certified(best) if best > 0 else 0.0
         if c1 is not None and c2 is not None:
             event = (f"the output (first: {describe(c1, v1)}; second: {describe(c2)}) ({d}): "
@@ -397,8 +424,24 @@ class ParallelIntegralEvidence(Evidence):
                      f"the largest loss in a direction is the sum of the halves' largest, so the "
                      f"sum of their certified lower ends is a certificate for pure ε")
         details = {"samples": count, "direction": d, "enumerated": not self._sampled(),
-                   "halves": [{"lower": halves[i][d][0], "pair_upper": halves[i][d][1]}
+                   "halves": [{"lower": halves[i][d][0], "pair_upper": halves[i][d][1],
+                               "output": (describe(halves[i][d][2], halves[i][d][3])
+                                          if halves[i][d][2] is not None else None)}
                               for i in range(2)]}
+        shown = [(f"{'first' if i == 0 else 'second'}: {describe(h[2], h[3])}", h[4], h[5])
+                 for i, h in enumerate((halves[0][d], halves[1][d]))
+                 if h[2] is not None and h[4] is not None]
+        if len(shown) == 2:
+            # The output made of the two halves: its probability (density)
+            # is their product, its loss the sum of theirs.
+            both = ("the output (both halves)", [shown[0][1][0] + shown[1][1][0],
+                                                 shown[0][1][1] + shown[1][1][1]],
+                    [shown[0][2][0] + shown[1][2][0], shown[0][2][1] + shown[1][2][1]])
+            rows = [both] + shown
+            details["certified_outputs"] = top_outputs(
+                lambda j: rows[j][0], [r[1][0] for r in rows], [r[1][1] for r in rows],
+                [r[2][0] for r in rows], [r[2][1] for r in rows], d,
+                measure="density" if model.first.numeric is not None else "probability")
         if up1 is not None and up2 is not None:
             details["pair_epsilon"] = [max(best, 0.0), max(halves[0][k][1] + halves[1][k][1]
                                                            for k in ("l>l'", "l'>l"))]

@@ -271,6 +271,12 @@ class ExactPair:
     values: Optional[np.ndarray]
     best_upper: float
     outputs: int
+    # Every output's certified log-probability (density) brackets in the
+    # winning direction, (lo, hi) on each side, with the codes they belong
+    # to: the report draws the outputs that certify the most.
+    log_numerator: Optional[tuple] = None
+    log_denominator: Optional[tuple] = None
+    all_codes: Optional[np.ndarray] = None
 
 
 def exact_pair(model, a, b, directions=("l>l'", "l'>l"),
@@ -315,6 +321,8 @@ def exact_pair(model, a, b, directions=("l>l'", "l'>l"),
             best.lower, best.direction, best.codes = float(low[i]), d, codes[i]
             best.values = None if values is None else values.copy()
             best.best_upper = float(high[i])
+            best.log_numerator, best.log_denominator = (lo_n, hi_n), (lo_d, hi_d)
+            best.all_codes = codes
     return best
 
 

@@ -1,0 +1,168 @@
+"""How an audit speaks of what it audits, in the algorithm's own terms.
+
+A learner plays arms (or chooses experts, or plays points) over rounds of
+losses; a mechanism over a stream of query answers
+(``Learner.feedback == "stream"``: the DP testers' mechanisms, continual
+counters, a function audited as written) reads answers and releases an
+output code a round, and maybe numbers.  The summary, the result document
+and the report use these words, so a mechanism is never described with
+horizons, arms, losses or inner learners.
+
+Output codes.  Events name an output code the way arms are named: 1-based
+(``I_3 = 2`` is the second code at round 3, as it is arm 2 of a learner),
+in every kind of event, whole sequences included.  Where the mechanism says
+what its codes stand for — ``Algorithm.extra["code_labels"]`` (the values a
+function audited as written returned, or a registered mechanism's own), a
+declared sparse vector (⊥, ⊤, – for aborted), two in parallel — events are
+shown with those labels instead (``I_3 = ⊤``, ``I = (⊥⊥⊤––)``), in the
+summary, the report and the result document alike (``event_label``).
+
+May import: ``algorithms``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from algorithms.core import Algorithm
+from algorithms.sparse_vector_model import ABORTED, ABOVE, BELOW, ParallelSparseVectors, \
+    SparseVectorModel
+
+# What a sparse vector's codes stand for (the integral evidence writes its
+# outputs with the same glyphs).
+SPARSE_VECTOR_LABELS = {BELOW: "⊥", ABOVE: "⊤", ABORTED: "–"}
+SPARSE_VECTOR_LEGEND = "⊥ below, ⊤ above the threshold, – aborted"
+
+
+def is_mechanism(alg: Algorithm) -> bool:
+    """A mechanism over a stream of answers (each round reads its row, then
+    releases), not a learner."""
+    return bool(alg.learner.reads_first)
+
+
+def plays_points(alg: Algorithm) -> bool:
+    """A learner whose output is a point of a domain (its K is a dimension)."""
+    params = alg.params or {}
+    return (not is_mechanism(alg) and alg.learner.point is not None
+            and ("domain" in params or "n" in params))
+
+
+def code_labels(alg: Algorithm) -> Optional[list[str]]:
+    """What each output code of a mechanism stands for (code c, 0-based, is
+    ``labels[c]``), or None when it does not say (codes are then shown
+    1-based, like arms)."""
+    if not is_mechanism(alg):
+        return None
+    extra = alg.extra or {}
+    labels = extra.get("code_labels")
+    if labels:
+        return [str(x) for x in labels]
+    n = int(alg.learner.n_arms)
+    sv = extra.get("sparse_vector")
+    if isinstance(sv, SparseVectorModel):
+        return [SPARSE_VECTOR_LABELS.get(c, str(c + 1)) for c in range(n)]
+    par = extra.get("parallel_sparse_vectors")
+    if isinstance(par, ParallelSparseVectors):
+        base = int(par.codes)
+        return [SPARSE_VECTOR_LABELS.get(c // base, "?") + SPARSE_VECTOR_LABELS.get(c % base, "?")
+                for c in range(n)]
+    return None
+
+
+def code_legend(alg: Algorithm) -> Optional[str]:
+    """One phrase saying what the labels mean, where they are glyphs."""
+    extra = alg.extra or {}
+    if isinstance(extra.get("sparse_vector"), SparseVectorModel):
+        return SPARSE_VECTOR_LEGEND
+    if isinstance(extra.get("parallel_sparse_vectors"), ParallelSparseVectors):
+        return (f"{SPARSE_VECTOR_LEGEND}; two glyphs a round: the first mechanism's, "
+                f"then the second's")
+    return None
+
+
+def _plural(n: int, one: str, many: Optional[str] = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def _range(alg: Algorithm) -> str:
+    lo, hi = alg.loss_range
+    return f"[{lo:g}, {hi:g}]".replace("-", "−")
+
+
+def setting(alg: Algorithm) -> str:
+    """What the algorithm reads and releases, in a few words: ``T = 1,000
+    rounds, K = 2 arms`` for a learner, ``a mechanism over 10 answers, each
+    in [−10, 10]`` for a mechanism."""
+    T, K = int(alg.horizon), int(alg.n_arms)
+    if is_mechanism(alg):
+        if T == 1:
+            what = _plural(K, "answer")
+        elif K == 1:
+            what = _plural(T, "answer") + " (one a round)"
+        else:
+            what = f"{_plural(T, 'round')} of {_plural(K, 'answer')}"
+        return f"a mechanism over {what}, each in {_range(alg)}"
+    parts = [f"T = {T:,} rounds"]
+    full = alg.learner.feedback == "full"
+    parts.append(f"points in {K} dimensions" if plays_points(alg)
+                 else f"K = {K} experts, full information" if full and not alg.n_experts
+                 else f"K = {K} arms")
+    if alg.n_experts:
+        parts.append(f"N = {alg.n_experts} experts")
+    lo, hi = alg.loss_range
+    if (lo, hi) != (0.0, 1.0):
+        parts.append(f"losses in {_range(alg)}")
+    return ", ".join(parts)
+
+
+def relation_text(alg: Algorithm, claim) -> str:
+    """The neighbouring relation with its Δ, and what it means here."""
+    words = claim.relation_words
+    what = "answer" if is_mechanism(alg) else "loss"
+    if claim.relation == "bounded-all":
+        delta = f" by at most Δ = {claim.max_change:g}" if claim.max_change is not None else ""
+        return f"{words} (every {what} may change{delta})"
+    delta = f", each by at most Δ = {claim.max_change:g}" if claim.max_change is not None else ""
+    if is_mechanism(alg):
+        return f"{words} (one round's answers change{delta})"
+    return f"{words} (one round's losses change{delta})"
+
+
+def describe(alg: Algorithm) -> dict:
+    """The words the result document carries for the report."""
+    d = {"kind": "mechanism" if is_mechanism(alg) else "learner", "setting": setting(alg)}
+    if plays_points(alg):
+        d["plays"] = "points"
+    elif not is_mechanism(alg):
+        d["plays"] = ("experts" if alg.learner.feedback == "full" and not alg.n_experts
+                      else "arms")
+    labels = code_labels(alg)
+    if labels is not None:
+        d["code_labels"] = labels
+        legend = code_legend(alg)
+        if legend:
+            d["code_legend"] = legend
+    return d
+
+
+_CODE_AT = re.compile(r"(I_(?:\d+|t|s|u) (?:=|!=) )(\d+)\b")
+_SEQUENCE = re.compile(r"I = \(([\d,]+)\)")
+
+
+def event_label(event: str, labels: Optional[list[str]]) -> str:
+    """An event as shown: its 1-based output codes replaced by what they
+    stand for, where the mechanism says (``code_labels``)."""
+    if not labels:
+        return event
+
+    def one(code: str) -> str:
+        c = int(code) - 1
+        return labels[c] if 0 <= c < len(labels) else code
+
+    def seq(m) -> str:
+        shown = [one(c) for c in m.group(1).split(",") if c]
+        glue = "" if all(len(s) == 1 for s in shown) else ","
+        return "I = (" + glue.join(shown) + ")"
+
+    event = _SEQUENCE.sub(seq, event)
+    return _CODE_AT.sub(lambda m: m.group(1) + one(m.group(2)), event)
