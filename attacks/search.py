@@ -813,7 +813,7 @@ class NeighbourSearch(Attack):
                 f"SeedSequence([0x5EA2C4, key, side]), disjoint from the audit's: only the "
                 f"{len(finals)} finalists share the audit's α",
             ]
-            if grown:
+            if grown or c.round in sp.window:
                 notes.append(f"window followed: the two sides still differed "
                              f"{c.rounds - c.round - 1 - AFTER} rounds past the first "
                              f"{AFTER} after the change on the pilot, so {c.rounds - c.round - 1} "

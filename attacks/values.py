@@ -83,6 +83,7 @@ class Stat:
 
     terms: tuple            # ((key, coord, sign), ...)
     condition: tuple = ()   # ((round, code), ...), 0-based
+    codes: bool = False     # the condition is a code prefix (labelled with the codes)
 
     def value(self, obs: dict, runs: int) -> np.ndarray:
         out = np.zeros(runs)
@@ -112,9 +113,9 @@ class Stat:
         if not self.condition:
             return text
         rounds = [r for r, _ in self.condition]
-        if rounds == list(range(len(rounds))) and len(rounds) > 1:
-            cond = (f"I_1..{len(rounds)} = (" + ",".join(str(c) for _, c in self.condition)
-                    + ")")
+        if self.codes:
+            span = f"I_1..{len(rounds)}" if len(rounds) > 1 else "I_1"
+            cond = f"{span} = (" + ",".join(str(c) for _, c in self.condition) + ")"
         else:
             cond = " and ".join(f"I_{r + 1} = {c + 1}" for r, c in self.condition)
         return f"{cond} and {text}"
@@ -316,21 +317,34 @@ def code_value_family(actions: Sequence[np.ndarray], points: Sequence[dict],
         coords = _coords(d)
         seqs = np.concatenate([a[:, :t + 1] for a in acts])
         uniq, counts = np.unique(seqs, axis=0, return_counts=True)
-        top = uniq[np.argsort(-counts, kind="stable")[:MAX_PREFIXES]]
-        for prefix in top:
+        kept = 0
+        # The most frequent prefixes with which the number varies (after an
+        # abort, or with a code that releases nothing, it is constant).
+        for prefix in uniq[np.argsort(-counts, kind="stable")]:
+            if kept == MAX_PREFIXES:
+                break
             cond = tuple((r, int(c)) for r, c in enumerate(prefix))
             terms_list = [((t, i, 1),) for i in coords]
             if d > 1:
                 terms_list.append(tuple((t, i, 1) for i in range(d)))
+            found = False
             for terms in terms_list:
-                s = Stat(terms, cond)
+                s = Stat(terms, cond, codes=True)
                 pooled = []
                 for a, p in zip(acts, points):
                     v = s.value(p, a.shape[0])
                     pooled.append(v[s.mask(a)])
                 v = np.concatenate(pooled)
-                if np.isfinite(v).sum() < MIN_CONDITIONED:
+                v = v[np.isfinite(v)]
+                if v.size < MIN_CONDITIONED:
+                    break                       # rarer prefixes follow: none will do
+                if v.min() == v.max():
                     continue
                 stats.append(s)
                 values.append(v)
+                found = True
+            else:
+                kept += found
+                continue
+            break
     return _family(stats, values)
