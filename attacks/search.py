@@ -80,7 +80,7 @@ from .base import Attack, Scenario
 from algorithms.simulate import released_key
 from .events import (ActionAt, ArmCountAtLeast, CoordinateAbove, CoordinateBelow, Union,
                      events_after, quantile_thresholds, release_rounds_of)
-from .values import release_family, release_window
+from .values import release_family, releasing_rounds
 from .instances import default_advice, gap
 
 # Pilot streams: SeedSequence([PILOT_STREAM, key, side]) (module docstring).
@@ -250,6 +250,7 @@ class _Space:
                          and not alg.learner.reads_first and alg.learner.whole is None
                          and alg.learner.released_of is not None)
         self._backgrounds: dict = {}
+        self._releasing: dict = {}
 
     # ---------------------------------------------------------------- shape
     def prefix(self, t: int, background: str = "") -> int:
@@ -324,6 +325,16 @@ class _Space:
         n = c.rounds if self.releases else c.rounds - 1
         return (c.variant, n, a[:n].tobytes(), b[:n].tobytes(),
                 b"" if adv is None else np.ascontiguousarray(adv[:n]).tobytes())
+
+    def releasing(self, c: Candidate) -> tuple:
+        """The rounds whose releases the pilot records for ``c``
+        (``attacks.values.releasing_rounds``, once per changed round and
+        prefix)."""
+        key = (c.round, c.rounds, c.background, c.change)
+        if key not in self._releasing:
+            a, _, advice = self.pair(c, c.rounds)
+            self._releasing[key] = releasing_rounds(self.alg, a, advice, c.rounds, c.round)
+        return self._releasing[key]
 
     def widened(self, c: Candidate, rounds: int) -> Candidate:
         """``c`` simulated over its first ``rounds`` rounds."""
@@ -479,7 +490,7 @@ class _Pilot:
         alg = space.alg
         a, b, advice = space.pair(c, c.rounds)
         pts = space.point_rounds(c) if alg.learner.point is not None else ()
-        rel = release_window(c.round, c.rounds) if space.releases else ()
+        rel = space.releasing(c) if space.releases else ()
         self.keys += 1
         store = self.runs.setdefault(c, [[], [], [], [], [], []])
         for side, losses in enumerate((a, b)):

@@ -38,7 +38,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from algorithms.simulate import released_key
+from algorithms.simulate import released_key, simulate
 
 # How far the release families look, and how many statistics they hold.
 BEFORE = 2              # releases before the changed round paired with later ones
@@ -208,6 +208,29 @@ def release_window(change: int, rounds: int) -> tuple:
     return tuple(range(max(0, change - BEFORE), min(rounds, change + AFTER)))
 
 
+# Runs of the probe that finds the rounds at which a learner releases, and
+# its streams: four entropy words and no spawn key, so no audit chunk (five
+# or more words) and no search pilot (three words) ever draws from them.
+PROBE_RUNS = 16
+PROBE_STREAM = 0x7E1EA5E
+
+
+def releasing_rounds(alg, losses, advice, rounds: int, change: int) -> tuple:
+    """The rounds whose releases the families read, for a learner that may
+    release only at some rounds (a batched conversion releases once a
+    batch): the last ``BEFORE`` rounds before the change and the first
+    ``AFTER`` from it on at which a probe of ``PROBE_RUNS`` runs saw a
+    release (``release_window`` where it releases every round).  The probe
+    only chooses what to watch; it draws from streams of its own."""
+    rng = np.random.default_rng(np.random.SeedSequence([PROBE_STREAM, 0, change, rounds]))
+    tr = simulate(alg, losses, PROBE_RUNS, rng, advice=advice, rounds=rounds,
+                  release_rounds=range(rounds))
+    seen = [t for t, x in sorted((tr.released or {}).items()) if np.isfinite(x).any()]
+    before = [t for t in seen if t < change][-BEFORE:]
+    after = [t for t in seen if t >= change][:AFTER]
+    return tuple(before + after)
+
+
 def _coords(d: int) -> tuple:
     return tuple(dict.fromkeys([i for i in range(min(d, MAX_COORDS - 1))] + [d - 1]))
 
@@ -284,7 +307,7 @@ def release_family(change: int, released: Sequence[dict], actions: Sequence = ()
         return np.concatenate(out)
 
     stats = []
-    after = [x for x in items if change <= x[0] < change + AFTER][:MAX_TAIL_ITEMS]
+    after = [x for x in items if x[0] >= change][:MAX_TAIL_ITEMS]
     for t, i in after:
         stats.append(Stat(((released_key(t), i, 1),)))
     for (t, i), (s, j) in release_pairs(change, items, hints):

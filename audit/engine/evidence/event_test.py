@@ -25,7 +25,7 @@ from algorithms.core import Claim
 from algorithms.simulate import released_key, simulate
 from attacks.events import Union, release_rounds_of
 from attacks.values import (JOINT_ROUNDS, ValueEvents, hinted_rounds, release_family,
-                            release_window)
+                            releasing_rounds)
 from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
                                  one_sided_bounds, select_and_test)
 from audit.engine.evidence.base import Evidence, EvidenceResult
@@ -201,9 +201,10 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
 
 def release_window_of(scenario, claim) -> tuple:
     """The rounds whose released values the black-box test of ``scenario``
-    reads: those around its changed round (``attacks.values.release_window``)
-    when ``claim`` covers the released values (scope "transcript") and the
-    learner exposes them (``Learner.released_of``); else none.  A mechanism
+    reads: those around its changed round at which it releases
+    (``attacks.values.releasing_rounds``) when ``claim`` covers the released
+    values (scope "transcript") and the learner exposes them
+    (``Learner.released_of``); else none.  A mechanism
     over a stream releases its numbers as points, which every family reads
     already."""
     alg = scenario.algorithm
@@ -214,7 +215,8 @@ def release_window_of(scenario, claim) -> tuple:
     rows = scenario.differing_rounds()
     if rows.size == 0:
         return ()
-    return release_window(int(rows[0]), scenario.rounds or alg.horizon)
+    return releasing_rounds(alg, scenario.losses_a, scenario.advice,
+                            scenario.rounds or alg.horizon, int(rows[0]))
 
 
 def _pilot_task(alg, losses, advice, rounds, features, releases, joint):
