@@ -569,3 +569,27 @@ CORRECT = [
     ("binary-counter", binary_counter, "parameters", 1.0),
     ("private-commit", private_commit, "parameters", 1.0),
 ]
+
+
+# ======================================================= declaration forms
+def malformed_ranges(T=8, K=1, epsilon=1.0) -> Algorithm:
+    """``noisy_stream`` declaring a range that is not (low, high): refused
+    with one line naming ``claim_ranges`` and the key."""
+    alg = noisy_stream(T, K, epsilon)
+    alg.extra["claim_ranges"] = {"horizon": "every T"}
+    return alg
+
+
+class RangedStream:
+    """A stream mechanism written as a class (audited as written) that
+    declares its claim's range as an attribute: Laplace(1/ε) on each value,
+    ε-DP for every number of values."""
+
+    claim_ranges = {"horizon": (1, None, "Laplace mechanism, any number of values")}
+
+    def __init__(self, epsilon=1.0, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.scale = 1.0 / epsilon
+
+    def release(self, x):
+        return float(np.ravel(x)[0]) + self.rng.laplace(0.0, self.scale)

@@ -199,3 +199,19 @@ def test_correct_twins_keep_the_audit_valid_over_many_seeds(name):
         found = audit_scenarios(scenarios, alg.claim, trials=2000, seed=s)
         best.append(max(x.epsilon_lower_bound for x in found))
     assert sum(b > alg.claim.epsilon for b in best) <= limit
+
+
+def test_claim_ranges_of_user_code_are_read_and_checked(capsys):
+    """A class audited as written declares its range as an attribute, which
+    the build reads (with the rebuild that sweeps it); a malformed range is
+    refused before any work with one line naming claim_ranges and the key,
+    exit 2."""
+    from algorithms.claim_ranges import variants
+    from audit.cli.main import main
+    alg = build("tests.bug_zoo:RangedStream", horizon=10)
+    assert [r.param for r in alg.extra["claim_ranges"]] == ["horizon"]
+    assert [v.horizon for v in variants(alg)] == [2, 3, 4, 8, 17]
+    code = main(["run", "tests.bug_zoo:malformed_ranges", "--no-store"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "claim_ranges['horizon']" in err[0] and "(low, high)" in err[0]
