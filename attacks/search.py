@@ -90,7 +90,7 @@ MAX_PREFIX = 1024           # rounds a candidate may simulate (its cost in every
 AFTER = 12                  # rounds simulated after the change at first (unbatched)
 MAX_AFTER = 256             # the most rounds a followed window reaches after the change
 FOLLOW_RUNS = 200           # runs per side of each step of a followed window
-FOLLOW = 0.2                # share of the pilot spent following windows
+FOLLOW = 0.3                # share of the pilot spent following windows (2/3 in stage 1)
 FOLLOW_ROUNDS = 2           # stage-1 rounds whose window is followed (and the finalists)
 VARIANT_ROUNDS = 3          # candidate rounds probed per swept variant in stage 1
 FIRST_ROUNDS = 8
@@ -774,7 +774,7 @@ class NeighbourSearch(Attack):
             followed = []
             for r in stage1[:FOLLOW_ROUNDS]:
                 c = r.candidate
-                wide, grown = follow(pilot, c, FOLLOW * budget / (2 * FOLLOW_ROUNDS))
+                wide, grown = follow(pilot, c, FOLLOW * budget * 2 / (3 * FOLLOW_ROUNDS))
                 if grown:
                     pilot.space_of(c).window[c.round] = wide.rounds - c.round - 1
                     followed.append(wide)
@@ -802,7 +802,7 @@ class NeighbourSearch(Attack):
             finals = []
             for r in chosen:
                 wide, grown = follow(pilot, r.candidate,
-                                     FOLLOW * budget / (2 * max(1, len(chosen))))
+                                     FOLLOW * budget / (3 * max(1, len(chosen))))
                 finals.append((r, wide if grown else r.candidate, grown))
             phase.to(phase.total)
         out = []
