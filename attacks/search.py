@@ -22,7 +22,24 @@ does so over neighbouring loss sequences, from the algorithm's shape alone:
   mapped into the range, a fixed uniform random sequence on [lo, hi];
 * **the advice**, for algorithms that take it: the default advice, or
   one-hot advice with expert 1 on the changed arm (the others on the other
-  arms in turn).
+  arms in turn);
+* **moving backgrounds** built around the pair (``MOVING``): the changed
+  arm good before its round, then drifting to bad while the others drift
+  to good (``drift``: running means that cross later), or bad for g rounds
+  and good again (``revisit-g``: an arm abandoned and returned to), g
+  chosen on the pilot among ``REVISIT_GAPS``;
+* **how long after the change** (``follow``): ``AFTER`` rounds at first;
+  for the best rounds of stage 1 and for the finalists, the window doubles
+  while the pilot shows the two sides differing in its latter half, until
+  they have merged again, the horizon, ``MAX_AFTER`` or the share
+  ``FOLLOW`` of the pilot is reached;
+* **the parameters the claim quantifies over** (the sweep): the cheap
+  corners of the ranges the algorithm declares
+  (``algorithms.claim_ranges``: T = 2, 3, 4, 8, 17, the smallest K or N,
+  the largest η allowed), each rebuilt as the audit built the algorithm;
+  each variant's first ``VARIANT_ROUNDS`` rounds join stage 1 as
+  candidates of its own (``Candidate.variant``), and a variant is a
+  finalist only where its pilot score is positive.
 
 A pilot ranks the candidates in two stages, each by successive halving
 within a fixed number of row-rounds (``PILOT_ROW_ROUNDS``): first where (every
@@ -30,7 +47,9 @@ candidate round with the swap probe), then what (every coordinate,
 background and advice at the two best rounds, next to the probes of the next
 best rounds).  A candidate's score is the ε lower bound a pilot-sized
 audit of it would certify: the largest Clopper–Pearson log-ratio over its
-own event family (``attacks.events.events_after``, joint events included).
+own event family (``attacks.events.events_after``, joint events included;
+for a claim that covers released values, the release events of
+``attacks.values`` too).
 The ``FINALISTS`` best become scenarios (ties within ``MARGIN`` go to the
 pair that is cheaper to simulate); when the pilot saw nothing (every score
 0) the ranking is by cost alone, and only the cheapest pair is audited.
@@ -39,7 +58,8 @@ order above, so a long horizon's screen may stop early (the notes say how
 many rounds were screened).
 
 Validity.  The pilot draws from ``SeedSequence([0x5EA2C4, key, side])``
-(``pilot_rng``) and no other code does.  numpy mixes a seed sequence's
+(``pilot_rng``) and no other code does — its swept variants and followed
+windows included.  numpy mixes a seed sequence's
 entropy words, then its spawn key; with a spawn key the entropy is first
 padded to four words.  The pilot's streams have no spawn key, so at most
 four words are mixed, while every chunk of an audit draws from

@@ -6,7 +6,10 @@ The events are the scenario's own family and, when the scenario asks for it
 (``wants_witness``), a learned witness: a classifier's score over whole
 trajectories (``audit.engine.witness``), trained in the evidence's pilot
 stage on runs of its own streams, so that it is fixed before the audit's
-runs and competes in selection like any hand-written event.
+runs and competes in selection like any hand-written event.  Where the
+claim covers the values released besides the actions (scope "transcript")
+and the learner exposes them, the same pilot stage fixes events on those
+releases (``attacks.values.release_family``), which the witness reads too.
 
 May import: ``algorithms`` (its ``simulate``), ``attacks.events``, ``attacks.values``,
 ``audit.engine.bounds``, ``audit.engine.features``, ``audit.engine.witness``,
