@@ -240,6 +240,8 @@ def _pilot_task(alg, losses, advice, rounds, features, releases, joint):
 
 # Statistics of released numbers the learned witness reads (two features each).
 WITNESS_VALUES = 48
+# Run-rounds a side of a pilot that only fixes release events.
+RELEASE_PILOT_WORK = 4_000_000
 
 
 class EventTestEvidence(Evidence):
@@ -321,6 +323,11 @@ class EventTestEvidence(Evidence):
                 self._features = dataclasses.replace(self._features,
                                                      values=tuple(stats[:WITNESS_VALUES]))
         n = training_runs(trials)
+        if not self.learned:
+            # Release events alone: thresholds need fewer runs than a
+            # classifier; a long prefix gets at most RELEASE_PILOT_WORK
+            # run-rounds a side (never fewer than 2 000 runs).
+            n = min(n, max(2000, RELEASE_PILOT_WORK // max(1, sc.rounds or 1)))
         self._pilot_runs = n
         if not self.releases:
             return [Request(features_task(sc.algorithm, losses, sc.advice, sc.rounds,
