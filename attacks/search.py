@@ -815,7 +815,7 @@ class NeighbourSearch(Attack):
                 if (r.candidate.variant == 0 or r.score > 0) and key not in keys:
                     keys.add(key)
                     eligible.append(r)
-            chosen = pick(eligible, FINALISTS)
+            chosen = pick(eligible or stage2[:1], FINALISTS)
             # A pilot that saw nothing ranks by cost alone: one such pair is
             # audited, not three (each finalist costs the audit runs and α).
             chosen = chosen[:1] + [r for r in chosen[1:] if r.score > 0]
