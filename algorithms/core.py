@@ -282,6 +282,21 @@ class Learner(NamedTuple):
     # simulation calls it instead of init/act/feed; ``feedback`` is then
     # "stream" and ``point`` only says that numbers are observed.
     whole: Optional[Callable] = None
+    # The values the learner releases this round besides its actions
+    # (``released(state) -> (runs,)`` or ``(runs, d)``, NaN where nothing is
+    # released), read after the round's last call.  It needs no noise law:
+    # black-box events and the learned witness read the releases of a claim
+    # whose scope is "transcript".  A ``TranscriptModel`` supplies one too
+    # (``released_of``).
+    released: Optional[Callable[[State], np.ndarray]] = None
+
+    @property
+    def released_of(self) -> Optional[Callable[[State], np.ndarray]]:
+        """The accessor of the values released besides the actions: the
+        learner's own ``released``, else its transcript model's, else None."""
+        if self.released is not None:
+            return self.released
+        return self.transcript.released if self.transcript is not None else None
 
     @property
     def full_rows(self) -> bool:

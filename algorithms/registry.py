@@ -76,6 +76,60 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
           params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
           naming: str = "cli", methods: Optional[str] = None,
           feedback: Optional[str] = None) -> Algorithm:
+    """``_build`` (below), and what the neighbour search needs to sweep the
+    parameters the claim quantifies over (``algorithms.claim_ranges``):
+    ``extra["claim_ranges"]`` (a registered algorithm's from
+    ``claim_ranges.RANGES``; a factory's own, checked; a class's or
+    function's ``claim_ranges`` attribute) and ``extra["rebuild_at"]``, the
+    same build with the same flags at other values."""
+    from .claim_ranges import RANGES, parse_ranges
+    alg = _build(name, horizon, arms, experts, epsilon, delta, params, claim_epsilon,
+                 claim_delta, naming, methods, feedback)
+    if not isinstance(alg.extra, dict):
+        return alg
+    flags = {"horizon": horizon, "arms": arms, "experts": experts, "epsilon": epsilon,
+             "delta": delta, "params": dict(params or {}), "claim_epsilon": claim_epsilon,
+             "claim_delta": claim_delta, "naming": naming, "methods": methods,
+             "feedback": feedback}
+    declared = alg.extra.get("claim_ranges")
+    fixed = False
+    if declared is None and name in REGISTRY:
+        declared = RANGES.get(name)
+    elif name not in REGISTRY:
+        obj = load_user_object(name)
+        fixed = isinstance(obj, Algorithm)      # one object: nothing to rebuild
+        if declared is None and not fixed:
+            declared = getattr(obj, "claim_ranges", None)
+    if declared is not None and not fixed:
+        alg.extra["claim_ranges"] = parse_ranges(declared, f"{name}: claim_ranges")
+        alg.extra.setdefault("rebuild_at", Rebuild(name, **flags))
+    return alg
+
+
+class Rebuild:
+    """``algorithms.build`` of one algorithm with the flags it was built
+    with, some of them changed: ``Rebuild(name, **flags)(horizon=2)``.
+    ``horizon``, ``arms`` and ``experts`` are flags; any other change is a
+    parameter (``--param``)."""
+
+    def __init__(self, name: str, **flags):
+        self.name, self.flags = name, flags
+
+    def __call__(self, **changes):
+        flags = dict(self.flags)
+        params = dict(flags.pop("params", None) or {})
+        for k, v in changes.items():
+            if k in ("horizon", "arms", "experts"):
+                flags[k] = v
+            else:
+                params[k] = v
+        return build(self.name, params=params, **flags)
+
+
+def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=None,
+           params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
+           naming: str = "cli", methods: Optional[str] = None,
+           feedback: Optional[str] = None) -> Algorithm:
     """Build a registered algorithm, or a user's ``package.module:attribute``:
     either an ``Algorithm`` or a factory ``f(T, K, N, epsilon, delta,
     **params)``.

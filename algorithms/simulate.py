@@ -34,12 +34,35 @@ class Trace:
     aux: Optional[np.ndarray] = None
     # {round (0-based): points (runs, d)} for the rounds asked for.
     points: Optional[dict] = None
+    # {round (0-based): released values (runs, d), NaN where none} for the
+    # rounds asked for (``release_rounds``), read through
+    # ``Learner.released_of``.
+    released: Optional[dict] = None
+    # The rounds (0-based) at which the transcript's releases were appended
+    # (one entry per release of ``releases``' second axis).
+    release_rounds: Optional[tuple] = None
+
+    def observed(self) -> Optional[dict]:
+        """Points and releases as one dict for event families: points under
+        their round t, releases under ``("r", t)`` (``released_key``)."""
+        if not self.points and not self.released:
+            return None
+        out = dict(self.points or {})
+        out.update({released_key(t): v for t, v in (self.released or {}).items()})
+        return out
+
+
+def released_key(t: int) -> tuple:
+    """The key of round t's released values in an observation dict (points
+    are keyed by their round, an int)."""
+    return ("r", int(t))
 
 
 def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Generator,
              advice: Optional[np.ndarray] = None, rounds: Optional[int] = None,
              learner=None, record_transcript: bool = False, point_rounds=(),
-             watch: Optional[Callable[[int, object], None]] = None) -> Trace:
+             watch: Optional[Callable[[int, object], None]] = None,
+             release_rounds=()) -> Trace:
     """Run ``runs`` independent copies for the first ``rounds`` rounds (all of
     ``losses`` by default).  Simulating a prefix is exact for events on that
     prefix: the first m actions do not depend on what comes after.
@@ -47,7 +70,10 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     ``watch(t, state)``, when given, sees the state the learner holds before
     its ``act`` at round t (0-based, t = 0 … T − 1) and, with t = T, after
     its last ``feed``: how the auditor's pilots read a learner's internal
-    state without stepping it themselves."""
+    state without stepping it themselves.  ``release_rounds`` (0-based) are
+    the rounds whose released values (``Learner.released_of``) are recorded
+    in ``Trace.released``, each ``(runs, d)``, NaN where nothing was
+    released."""
     learner = learner or alg.learner
     if alg.check_losses is not None:
         losses = alg.check_losses(losses)
@@ -63,15 +89,21 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
             raise ValueError(f"{alg.name} needs expert advice of shape (T, N={alg.n_experts}, K)")
         advice = check_advice(advice, losses.shape[0], alg.n_experts, alg.n_arms)
     T = losses.shape[0] if rounds is None else rounds
+    release_rounds = set(int(r) for r in release_rounds)
     if learner.whole is not None:
         return _simulate_whole(learner, losses, runs, rng, T, point_rounds)
+    if release_rounds and learner.released_of is None:
+        raise ValueError(f"{alg.name} exposes no released values (no Learner.released or "
+                         f"transcript model): events on releases do not apply")
+    watched = {}
+    watched_of = learner.released_of if release_rounds else None
     dtype = np.int16 if learner.n_arms < 2 ** 15 else np.int64
     out = np.empty((T, runs), dtype=dtype)
     total = np.zeros(runs)
     model = learner.transcript if record_transcript else None
     if record_transcript and model is None:
         raise ValueError(f"{alg.name} does not describe its releases (no transcript model)")
-    releases, aux = [], []
+    releases, aux, rel_rounds = [], [], []
     aux_of = model.aux if model is not None else None
     released_of = model.released if model is not None else None
     # Every call into the learner is the user's code: an exception there
@@ -122,6 +154,13 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
                 fn = "transcript.released:result"
                 if not np.all(np.isnan(r)):
                     releases.append(r)
+                    rel_rounds.append(t)
+            if watched_of is not None and t in release_rounds:
+                fn = "released"
+                r = watched_of(state)
+                fn = "released:result"
+                r = np.array(r, dtype=float, copy=True)
+                watched[t] = r.reshape(runs, -1)
         if watch is not None:
             fn = "watch"        # an error here is reported at round T
             watch(T, state)
@@ -131,9 +170,10 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
         raise _user_error(fn, None if fn == "init" else t + 1, exc, runs,
                           learner.n_arms) from exc
     if model is None:
-        return Trace(out.T, total, points=points or None)
+        return Trace(out.T, total, points=points or None, released=watched or None)
     rel = np.stack(releases, axis=1) if releases else np.zeros((runs, 0))
-    return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None, points or None)
+    return Trace(out.T, total, rel, np.stack(aux, axis=1) if aux else None, points or None,
+                 watched or None, tuple(rel_rounds))
 
 
 def _simulate_whole(learner, losses, runs, rng, T, point_rounds) -> Trace:
@@ -162,6 +202,7 @@ _EXPECTED = {
     "incurred": "incurred() must return the losses of shape ({runs},)",
     "transcript.released": "transcript.released() must return an array of shape ({runs},) or "
                            "({runs}, d)",
+    "released": "released() must return an array of shape ({runs},) or ({runs}, d)",
 }
 
 

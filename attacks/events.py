@@ -162,8 +162,19 @@ class Union:
     def point_rounds(self) -> tuple:
         return tuple(sorted({r for p in self.parts for r in p.point_rounds}))
 
+    @property
+    def release_rounds(self) -> tuple:
+        """Rounds whose released values a part reads (``attacks.values``)."""
+        return tuple(sorted({r for p in self.parts for r in release_rounds_of(p)}))
+
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         return np.concatenate([p.count(actions, points) for p in self.parts])
+
+
+def release_rounds_of(family) -> tuple:
+    """The rounds whose released values ``family`` reads (none for a family
+    of actions and points)."""
+    return tuple(getattr(family, "release_rounds", ()))
 
 
 @dataclass(frozen=True)

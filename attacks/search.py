@@ -22,7 +22,24 @@ does so over neighbouring loss sequences, from the algorithm's shape alone:
   mapped into the range, a fixed uniform random sequence on [lo, hi];
 * **the advice**, for algorithms that take it: the default advice, or
   one-hot advice with expert 1 on the changed arm (the others on the other
-  arms in turn).
+  arms in turn);
+* **moving backgrounds** built around the pair (``MOVING``): the changed
+  arm good before its round, then drifting to bad while the others drift
+  to good (``drift``: running means that cross later), or bad for g rounds
+  and good again (``revisit-g``: an arm abandoned and returned to), g
+  chosen on the pilot among ``REVISIT_GAPS``;
+* **how long after the change** (``follow``): ``AFTER`` rounds at first;
+  for the best rounds of stage 1 and for the finalists, the window doubles
+  while the pilot shows the two sides differing in its latter half, until
+  they have merged again, the horizon, ``MAX_AFTER`` or the share
+  ``FOLLOW`` of the pilot is reached;
+* **the parameters the claim quantifies over** (the sweep): the cheap
+  corners of the ranges the algorithm declares
+  (``algorithms.claim_ranges``: T = 2, 3, 4, 8, 17, the smallest K or N,
+  the largest η allowed), each rebuilt as the audit built the algorithm;
+  each variant's first ``VARIANT_ROUNDS`` rounds join stage 1 as
+  candidates of its own (``Candidate.variant``), and a variant is a
+  finalist only where its pilot score is positive.
 
 A pilot ranks the candidates in two stages, each by successive halving
 within a fixed number of row-rounds (``PILOT_ROW_ROUNDS``): first where (every
@@ -30,7 +47,9 @@ candidate round with the swap probe), then what (every coordinate,
 background and advice at the two best rounds, next to the probes of the next
 best rounds).  A candidate's score is the ε lower bound a pilot-sized
 audit of it would certify: the largest Clopper–Pearson log-ratio over its
-own event family (``attacks.events.events_after``, joint events included).
+own event family (``attacks.events.events_after``, joint events included;
+for a claim that covers released values, the release events of
+``attacks.values`` too).
 The ``FINALISTS`` best become scenarios (ties within ``MARGIN`` go to the
 pair that is cheaper to simulate); when the pilot saw nothing (every score
 0) the ranking is by cost alone, and only the cheapest pair is audited.
@@ -39,7 +58,8 @@ order above, so a long horizon's screen may stop early (the notes say how
 many rounds were screened).
 
 Validity.  The pilot draws from ``SeedSequence([0x5EA2C4, key, side])``
-(``pilot_rng``) and no other code does.  numpy mixes a seed sequence's
+(``pilot_rng``) and no other code does — its swept variants and followed
+windows included.  numpy mixes a seed sequence's
 entropy words, then its spawn key; with a spawn key the entropy is first
 padded to four words.  The pilot's streams have no spawn key, so at most
 four words are mixed, while every chunk of an audit draws from
@@ -71,17 +91,28 @@ from typing import Optional
 
 import numpy as np
 
+from algorithms.claim_ranges import describe as describe_changes
+from algorithms.claim_ranges import flags_of, ranges_of
+from algorithms.claim_ranges import variants as claim_variants
 from algorithms.core import Algorithm
 from algorithms.simulate import simulate
 from .base import Attack, Scenario
-from .events import CoordinateAbove, CoordinateBelow, Union, events_after, quantile_thresholds
+from algorithms.simulate import released_key
+from .events import (ActionAt, ArmCountAtLeast, CoordinateAbove, CoordinateBelow, Union,
+                     events_after, quantile_thresholds, release_rounds_of)
+from .values import release_family, releasing_rounds
 from .instances import default_advice, gap
 
 # Pilot streams: SeedSequence([PILOT_STREAM, key, side]) (module docstring).
 PILOT_STREAM = 0x5EA2C4
 SHORT_HORIZON = 48          # every round is a candidate up to this horizon
 MAX_PREFIX = 1024           # rounds a candidate may simulate (its cost in every run)
-AFTER = 12                  # rounds simulated after the change (unbatched)
+AFTER = 12                  # rounds simulated after the change at first (unbatched)
+MAX_AFTER = 256             # the most rounds a followed window reaches after the change
+FOLLOW_RUNS = 200           # runs per side of each step of a followed window
+FOLLOW = 0.3                # share of the pilot spent following windows (2/3 in stage 1)
+FOLLOW_ROUNDS = 2           # stage-1 rounds whose window is followed (and the finalists)
+VARIANT_ROUNDS = 3          # candidate rounds probed per swept variant in stage 1
 FIRST_ROUNDS = 8
 LATE = (2, 3, 5, 9)         # late candidates: rounds T − 1, T − 2, T − 4, T − 8 (1-based)
 RANDOM_ROUNDS = 4
@@ -107,6 +138,14 @@ PROBE_ROUNDS = 6            # stage-1 probes carried into stage 2
 FINALISTS = 3
 MARGIN = 0.1                # nats: within it, the cheaper pair wins
 BACKGROUNDS = ("zeros", "ones", "gap", "random")
+# Backgrounds built around the changed round and arm: the changed arm good
+# before the change (so a bandit plays it there), then losing to the others
+# gradually (drift: running means that cross DRIFT_SPAN rounds later) or at
+# once for g rounds and good again after them (revisit-g: abandoned, then
+# returned to, which is when a stale estimate of it shows).
+DRIFT_SPAN = 24
+REVISIT_GAPS = (4, 16, 48)
+MOVING = ("drift",) + tuple(f"revisit-{g}" for g in REVISIT_GAPS)
 MAX_POINT_ROUNDS = 5
 
 
@@ -125,11 +164,18 @@ class Candidate:
     advice: str          # "" (no advice), "default" or "focus"
     rounds: int
     focus: tuple
+    variant: int = 0     # which algorithm: 0 the audited one, else a swept variant
+    tag: str = ""        # the swept parameters, e.g. "horizon=2"
 
     @property
     def label(self) -> str:
         tail = "-focused-advice" if self.advice == "focus" else ""
-        return f"search:round-{self.round + 1}-{self.change}-{self.background}{tail}"
+        swept = f"{self.tag}:" if self.tag else ""
+        return f"search:{swept}round-{self.round + 1}-{self.change}-{self.background}{tail}"
+
+    @property
+    def changed_arm(self) -> int:
+        return (self.up + self.down + (0,))[0]
 
     def describe(self, lo: float = 0.0, hi: float = 1.0) -> str:
         if self.change == "f-vs-minus-f":
@@ -197,21 +243,38 @@ def candidate_rounds(alg: Algorithm) -> list[int]:
 
 
 class _Space:
-    """Candidates of one algorithm and the loss sequences they stand for."""
+    """Candidates of one algorithm and the loss sequences they stand for.
+    ``variant`` numbers a swept variant of the audited algorithm (0: the
+    audited one), whose candidates carry ``tag``."""
 
-    def __init__(self, alg: Algorithm):
+    def __init__(self, alg: Algorithm, variant: int = 0):
         self.alg = alg
+        self.variant = variant
+        swept = (alg.extra or {}).get("swept") if variant else None
+        self.swept = dict(swept or {})
+        self.tag = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                            for k, v in self.swept.items())
         self.T, self.K = alg.horizon, alg.n_arms
         self.functions = _function_rows(alg)
         self.periods = periods(alg)
         self.lo, self.hi = float(alg.loss_range[0]), float(alg.loss_range[1])
         self.unit = (self.lo, self.hi) == (0.0, 1.0)
         self.budget, self.overhead = pilot_costs(alg)
+        # Rounds simulated after a change at round t, once its window has
+        # been followed (``follow``); AFTER until then.
+        self.window: dict = {}
+        # Moving backgrounds need loss rows that are losses in a box.
+        self.moving = not self.functions and alg.check_losses is None
+        claim = alg.claim
+        self.releases = (claim is not None and claim.scope == "transcript"
+                         and not alg.learner.reads_first and alg.learner.whole is None
+                         and alg.learner.released_of is not None)
         self._backgrounds: dict = {}
+        self._releasing: dict = {}
 
     # ---------------------------------------------------------------- shape
-    def prefix(self, t: int) -> int:
-        end = t + 1 + AFTER
+    def prefix(self, t: int, background: str = "") -> int:
+        end = t + 1 + max(self.window.get(t, AFTER), _needs(background))
         for P in self.periods:
             end = max(end, (t // P + 3) * P + 1)
         return min(end, self.T)
@@ -243,17 +306,22 @@ class _Space:
         return out
 
     def backgrounds(self) -> tuple:
+        """The fixed backgrounds (the same sequence whatever the pair)."""
         if self.functions:
             return ("zero-functions",)
         return BACKGROUNDS if self.unit else ("low", "high") + BACKGROUNDS[2:]
+
+    def moving_backgrounds(self) -> tuple:
+        """The backgrounds built around a pair's changed round and arm."""
+        return MOVING if self.moving else ()
 
     def advices(self) -> tuple:
         return ("default", "focus") if self.alg.needs_advice else ("",)
 
     def make(self, t: int, change: tuple, background: str, advice: str) -> Candidate:
-        rounds = self.prefix(t)
+        rounds = self.prefix(t, background)
         return Candidate(t, change[0], change[1], change[2], background, advice, rounds,
-                         self.focus(t, rounds))
+                         self.focus(t, rounds), self.variant, self.tag)
 
     def probe(self, t: int) -> Candidate:
         """Stage 1's pair: a swap where there are two arms (seen by a bandit
@@ -263,11 +331,41 @@ class _Space:
         return self.make(t, change, self.backgrounds()[0], self.advices()[0])
 
     def variants(self, t: int) -> list[Candidate]:
-        return [self.make(t, ch, bg, adv) for ch in self.changes() for bg in self.backgrounds()
-                for adv in self.advices()]
+        """Every change, background and advice at round t; a moving
+        background only where the horizon leaves it the rounds it needs."""
+        moving = tuple(bg for bg in self.moving_backgrounds() if t + 1 + _needs(bg) <= self.T)
+        return [self.make(t, ch, bg, adv) for ch in self.changes()
+                for bg in self.backgrounds() + moving for adv in self.advices()]
+
+    def key(self, c: Candidate) -> tuple:
+        """What makes two candidates the same pair: the algorithm and the
+        simulated rows of both sides and of the advice."""
+        a, b, adv = self.pair(c, c.rounds)
+        # The last simulated row reaches no action or point, only a release.
+        n = c.rounds if self.releases else c.rounds - 1
+        return (c.variant, n, a[:n].tobytes(), b[:n].tobytes(),
+                b"" if adv is None else np.ascontiguousarray(adv[:n]).tobytes())
+
+    def releasing(self, c: Candidate) -> tuple:
+        """The rounds whose releases the pilot records for ``c``
+        (``attacks.values.releasing_rounds``, once per changed round and
+        prefix)."""
+        key = (c.round, c.rounds, c.background, c.change)
+        if key not in self._releasing:
+            a, _, advice = self.pair(c, c.rounds)
+            self._releasing[key] = releasing_rounds(self.alg, a, advice, c.rounds, c.round)
+        return self._releasing[key]
+
+    def widened(self, c: Candidate, rounds: int) -> Candidate:
+        """``c`` simulated over its first ``rounds`` rounds."""
+        return dataclasses.replace(c, rounds=rounds, focus=self.focus(c.round, rounds))
 
     # --------------------------------------------------------------- losses
-    def background(self, name: str) -> np.ndarray:
+    def background(self, name: str, c: Optional[Candidate] = None) -> np.ndarray:
+        if name in MOVING:
+            if c is None:
+                raise ValueError(f"background {name} is built around a pair's change")
+            return self._moving(name, c.round, c.changed_arm)
         if name not in self._backgrounds:
             T, K = self.T, self.K
             lo, hi = self.lo, self.hi
@@ -282,6 +380,24 @@ class _Space:
             self._backgrounds[name] = bg
         return self._backgrounds[name]
 
+    def _moving(self, name: str, t: int, arm: int) -> np.ndarray:
+        """The changed arm at lo before round t, the others at hi; then
+        ``drift``: the arm rising linearly to hi and the others falling to
+        lo over ``DRIFT_SPAN`` rounds (their running means cross later, at a
+        time that depends on the arm's estimate); ``revisit-g``: the arm at
+        hi and the others at lo for g rounds (it is abandoned), then back as
+        before (it is returned to)."""
+        T, K, lo, hi = self.T, self.K, self.lo, self.hi
+        x = np.zeros(T)                     # the changed arm's loss on [0, 1]
+        if name == "drift":
+            x[t + 1:] = np.minimum(1.0, np.arange(1, T - t) / DRIFT_SPAN)
+        else:
+            g = int(name.split("-")[1])
+            x[t + 1:t + 1 + g] = 1.0
+        unit = np.repeat((1.0 - x)[:, None], K, axis=1)
+        unit[:, arm] = x
+        return lo + (hi - lo) * unit
+
     def pair(self, c: Candidate, length: Optional[int] = None):
         """(ℓ, ℓ′, advice): the first ``length`` rows, or all of them (always
         for an algorithm with its own ``check_losses``, which may want T)."""
@@ -290,7 +406,7 @@ class _Space:
             from .projection_free import changed_pair
             a, b = changed_pair(self.alg, c.round)
         else:
-            a = self.background(c.background)[:n].copy()
+            a = self.background(c.background, c)[:n].copy()
             b = a.copy()
             a[c.round, list(c.up)], b[c.round, list(c.up)] = self.hi, self.lo
             a[c.round, list(c.down)], b[c.round, list(c.down)] = self.lo, self.hi
@@ -322,6 +438,16 @@ class _Space:
         except ValueError:
             return False
         return True
+
+
+def _needs(background: str) -> int:
+    """Rounds after the change a moving background needs to show what it
+    provokes (the arm abandoned and returned to, the means crossed)."""
+    if background == "drift":
+        return 2 * DRIFT_SPAN
+    if background.startswith("revisit-"):
+        return int(background.split("-")[1]) + AFTER
+    return 0
 
 
 # -------------------------------------------------------------------- pilot
@@ -360,13 +486,19 @@ def pilot_score(ca, cb, n: int) -> tuple[float, float]:
 
 class _Pilot:
     """Pilot runs and scores of every candidate tried, kept so that the
-    finalists' point thresholds come from all their pilot runs."""
+    finalists' point thresholds come from all their pilot runs.  ``spaces``
+    are the audited algorithm's (first) and its swept variants'."""
 
-    def __init__(self, space: _Space, phase=None):
-        self.space, self.phase = space, phase
-        self.runs: dict = {}        # candidate -> [actions ℓ, actions ℓ′, points ℓ, points ℓ′]
+    def __init__(self, spaces, phase=None):
+        self.spaces = list(spaces) if isinstance(spaces, (list, tuple)) else [spaces]
+        self.space, self.phase = self.spaces[0], phase
+        # candidate -> [actions ℓ, actions ℓ′, points ℓ, points ℓ′, releases ℓ, releases ℓ′]
+        self.runs: dict = {}
         self.rows = 0               # row-rounds simulated
         self.keys = 0               # batches simulated: each has its own stream key
+
+    def space_of(self, c: Candidate) -> _Space:
+        return self.spaces[c.variant]
 
     def new_stage(self) -> None:
         """Forget the runs so far: a stage's scores rest on its own runs
@@ -374,30 +506,36 @@ class _Pilot:
         self.runs = {}
 
     def simulate(self, c: Candidate, n: int) -> None:
-        alg = self.space.alg
-        a, b, advice = self.space.pair(c, c.rounds)
-        pts = self.space.point_rounds(c) if alg.learner.point is not None else ()
+        space = self.space_of(c)
+        alg = space.alg
+        a, b, advice = space.pair(c, c.rounds)
+        pts = space.point_rounds(c) if alg.learner.point is not None else ()
+        rel = space.releasing(c) if space.releases else ()
         self.keys += 1
-        store = self.runs.setdefault(c, [[], [], [], []])
+        store = self.runs.setdefault(c, [[], [], [], [], [], []])
         for side, losses in enumerate((a, b)):
             tr = simulate(alg, losses, n, pilot_rng(self.keys, side), advice=advice,
-                          rounds=c.rounds, point_rounds=pts)
+                          rounds=c.rounds, point_rounds=pts, release_rounds=rel)
             store[side].append(tr.actions)
             store[2 + side].append(tr.points or {})
-        self.rows += call_cost(c, n, self.space.overhead)
+            store[4 + side].append(tr.released or {})
+        self.rows += call_cost(c, n, space.overhead)
         if self.phase is not None:
             self.phase.to(self.rows)
 
     def n(self, c: Candidate) -> int:
         return sum(x.shape[0] for x in self.runs[c][0])
 
-    def family(self, c: Candidate):
-        """The candidate's events; point thresholds from its pilot runs."""
-        K = self.space.K
+    def family(self, c: Candidate, releases: bool = False):
+        """The candidate's events; point thresholds from its pilot runs, and
+        with ``releases`` (for scoring: the black-box evidence builds its
+        own from runs of its own) the events on released values."""
+        space = self.space_of(c)
+        K = space.K
         parts = list(events_after(c.round, c.rounds, K, focus=c.focus).parts)
-        pts = self.space.point_rounds(c)
-        if self.space.alg.learner.point is not None and pts:
-            store = self.runs[c]
+        pts = space.point_rounds(c)
+        store = self.runs[c]
+        if space.alg.learner.point is not None and pts:
             d = store[2][0][pts[0]].shape[1]
             coords = tuple(dict.fromkeys((0, d - 1)))
             above, below = [], []
@@ -409,18 +547,77 @@ class _Pilot:
                     below.append(low)
             parts += [CoordinateAbove(pts, coords, tuple(above)),
                       CoordinateBelow(pts, coords, tuple(below))]
+        if releases and space.releases and store[4] and store[4][0]:
+            rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in store[4][0]}
+                   for side in (0, 1)]
+            acts = [np.concatenate(store[side]) for side in (0, 1)]
+            parts += release_family(c.round, rel, acts, space.alg.learner.n_arms)
         return Union(tuple(parts))
 
-    def score(self, c: Candidate) -> tuple[float, float]:
-        fam = self.family(c)
+    def _counts(self, c: Candidate, fam) -> list:
         store = self.runs[c]
         counts = []
         for side in (0, 1):
             acts = np.concatenate(store[side])
-            pts = {t: np.concatenate([p[t] for p in store[2 + side]])
-                   for t in fam.point_rounds} or None
-            counts.append(fam.count(acts, pts))
+            obs = {t: np.concatenate([p[t] for p in store[2 + side]]) for t in fam.point_rounds}
+            for t in release_rounds_of(fam):
+                obs[released_key(t)] = np.concatenate([p[t] for p in store[4 + side]])
+            counts.append(fam.count(acts, obs or None))
+        return counts
+
+    def score(self, c: Candidate) -> tuple[float, float]:
+        counts = self._counts(c, self.family(c, releases=True))
         return pilot_score(counts[0], counts[1], self.n(c))
+
+    def window_score(self, c: Candidate, start: int, end: int) -> float:
+        """The pilot score of the actions in rounds [start, end) alone (and of
+        the releases there, for a claim that covers them): whether the two
+        sides' output laws still differ there."""
+        space = self.space_of(c)
+        spread = np.unique(np.linspace(start, end - 1, min(end - start, 32)).astype(int))
+        parts = [ActionAt(tuple(int(t) for t in spread), space.K),
+                 ArmCountAtLeast(((start, end),), space.K)]
+        store = self.runs[c]
+        if space.releases and store[4] and store[4][0]:
+            window = [t for t in store[4][0] if start <= t < end]
+            if window:
+                rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in window}
+                       for side in (0, 1)]
+                parts += release_family(start, rel)
+        counts = self._counts(c, Union(tuple(parts)))
+        return pilot_score(counts[0], counts[1], self.n(c))[0]
+
+
+def follow(pilot: _Pilot, c: Candidate, budget: float) -> tuple[Candidate, bool]:
+    """Grow the window after ``c``'s change while the pilot shows the two
+    sides' output laws differing in its latter half; stop when they have
+    merged again (nothing in the latter half after something was seen), at
+    ``MAX_AFTER`` rounds after the change, at the horizon, or when
+    ``budget`` row-rounds are spent.  A window that saw nothing anywhere
+    stays as it was (a longer one only costs).  Each step simulates
+    ``FOLLOW_RUNS`` fresh runs of the widened pair.  Returns the candidate
+    over the window found and whether anything was seen beyond its
+    original window."""
+    space = pilot.space_of(c)
+    start = pilot.rows
+    after = c.rounds - c.round - 1
+    best, seen, grown = c, False, False
+    cap = min(space.T, c.round + 1 + MAX_AFTER)
+    while c.round + 1 + after < cap:
+        wider = space.widened(c, min(cap, c.round + 1 + 2 * after))
+        if pilot.rows - start + call_cost(wider, FOLLOW_RUNS, space.overhead) > budget:
+            break
+        pilot.simulate(wider, FOLLOW_RUNS)
+        middle = c.round + 1 + after
+        late = pilot.window_score(wider, middle, wider.rounds)
+        if late > 0:
+            best, seen, grown = wider, True, True
+            after = wider.rounds - c.round - 1
+            continue
+        if seen or pilot.window_score(wider, c.round + 1, middle) > 0:
+            break                   # merged again: the window before is the one
+        after = wider.rounds - c.round - 1
+    return best, grown
 
 
 @dataclass
@@ -470,8 +667,11 @@ def halving(pilot: _Pilot, cands: list, budget: float, keep: int) -> tuple[list,
         n = int(min(MAX_RUNS, max(MIN_RUNS, (share - fixed) // per_run)))
         for c in alive:
             pilot.simulate(c, n)
+        # A swept variant that shows nothing ranks after the audited
+        # algorithm's pairs of the same score (it is cheaper, not better).
         ranked = sorted((Ranked(c, *pilot.score(c), pilot.n(c)) for c in alive),
-                        key=lambda r: (-r.score, r.candidate.rounds, -r.plug))
+                        key=lambda r: (-r.score, r.score <= 0 and r.candidate.variant > 0,
+                                       r.candidate.rounds, -r.plug))
         if rung < rungs - 1:
             ranked = ranked[:max(keep, math.ceil(len(ranked) / 2))]
         alive = [r.candidate for r in ranked]
@@ -496,7 +696,8 @@ def black_box_only(alg: Algorithm) -> Algorithm:
     points and losses it produces are unchanged): no probabilities,
     transcript or replay, no scalar state model, sparse vector or noisy max.
     For tests and for auditing a pair black-box alone."""
-    learner = alg.learner._replace(probs=None, commit=None, transcript=None, replay=None)
+    learner = alg.learner._replace(probs=None, commit=None, transcript=None, replay=None,
+                                   released=alg.learner.released_of)
     extra = {k: v for k, v in (alg.extra or {}).items()
              if k not in ("state_model", "sparse_vector", "parallel_sparse_vectors", "noisy_max")}
     return dataclasses.replace(alg, learner=learner, extra=extra)
@@ -514,6 +715,25 @@ def _probes(space: _Space) -> list[Candidate]:
         raise ValueError(f"attack search: {alg.name}'s check_losses accepts none of its "
                          f"candidate pairs (losses in [0, 1]^K)")
     return probes
+
+
+def _variant_spaces(alg: Algorithm) -> list[_Space]:
+    """The swept variants' spaces (``algorithms.claim_ranges``: the cheap
+    corners of the ranges the claim declares), numbered from 1."""
+    out = []
+    for v in claim_variants(alg):
+        space = _Space(v, len(out) + 1)
+        try:
+            _probes(space)
+        except ValueError:
+            continue
+        out.append(space)
+    return out
+
+
+def _variant_probes(space: _Space) -> list[Candidate]:
+    """A variant's stage-1 candidates: its first ``VARIANT_ROUNDS`` rounds."""
+    return _probes(space)[:VARIANT_ROUNDS]
 
 
 class _Silent:
@@ -560,41 +780,94 @@ class NeighbourSearch(Attack):
         ``phase``: attacks never import the engine's progress machinery)."""
         space = _Space(alg)
         probes = _probes(space)
+        spaces = [space] + _variant_spaces(alg)
+        # The swept variants' corners are cheap: they come first.
+        first = [c for sp in spaces[1:] for c in _variant_probes(sp)]
         budget = space.budget
-        with (progress or _Silent)(f"neighbour search pilot ({alg.name})", budget,
-                                   "row-rounds") as phase:
-            pilot = _Pilot(space, phase)
-            stage1, screened = halving(pilot, probes, STAGE1 * budget,
+        with (progress or _Silent)(f"neighbour search pilot ({alg.name})",
+                                   int(budget * (1 + FOLLOW)), "row-rounds") as phase:
+            pilot = _Pilot(spaces, phase)
+            stage1, screened = halving(pilot, first + probes, STAGE1 * budget,
                                        keep=PROBE_ROUNDS)
-            top = [r.candidate.round for r in stage1[:TOP_ROUNDS]]
-            second = [c for t in top for c in space.variants(t) if space.accepts(c)]
-            second += [r.candidate for r in stage1[:PROBE_ROUNDS]]
+            # Follow the best rounds' windows: where the two sides still
+            # differ at the end of the window, it grows.
+            followed = []
+            for r in stage1[:FOLLOW_ROUNDS]:
+                c = r.candidate
+                wide, grown = follow(pilot, c, FOLLOW * budget * 2 / (3 * FOLLOW_ROUNDS))
+                if grown:
+                    pilot.space_of(c).window[c.round] = wide.rounds - c.round - 1
+                    followed.append(wide)
+            top = [(r.candidate.variant, r.candidate.round) for r in stage1[:TOP_ROUNDS]]
+            if all(v for v, _ in top):      # the audited algorithm's best round too
+                top += [(0, r.candidate.round) for r in stage1 if not r.candidate.variant][:1]
+            second = [c for v, t in top for c in spaces[v].variants(t)
+                      if spaces[v].accepts(c)]
+            second += [r.candidate for r in stage1[:PROBE_ROUNDS]] + followed
             second = list(dict.fromkeys(second))
             pilot.new_stage()
             stage2, tried = halving(pilot, second, (1 - STAGE1) * budget,
                                     keep=2 * FINALISTS)
+            # A swept variant is a finalist only where its pilot saw something.
+            eligible, keys = [], set()
+            for r in stage2:
+                key = pilot.space_of(r.candidate).key(r.candidate)
+                if (r.candidate.variant == 0 or r.score > 0) and key not in keys:
+                    keys.add(key)
+                    eligible.append(r)
+            chosen = pick(eligible or stage2[:1], FINALISTS)
+            # A pilot that saw nothing ranks by cost alone: one such pair is
+            # audited, not three (each finalist costs the audit runs and α).
+            chosen = chosen[:1] + [r for r in chosen[1:] if r.score > 0]
+            finals = []
+            for r in chosen:
+                wide, grown = follow(pilot, r.candidate,
+                                     FOLLOW * budget / (3 * max(1, len(chosen))))
+                finals.append((r, wide if grown else r.candidate, grown))
             phase.to(phase.total)
-        chosen = pick(stage2, FINALISTS)
-        # A pilot that saw nothing ranks by cost alone: one such pair is
-        # audited, not three (each finalist costs the audit runs and α).
-        chosen = chosen[:1] + [r for r in chosen[1:] if r.score > 0]
         out = []
-        for rank, r in enumerate(chosen, 1):
-            c = r.candidate
-            a, b, advice = space.pair(c)
-            place = 1 + [x.candidate for x in stage2].index(c)
+        for rank, (r, c, grown) in enumerate(finals, 1):
+            sp = pilot.space_of(c)
+            a, b, advice = sp.pair(c)
+            place = 1 + [x.candidate for x in stage2].index(r.candidate)
             notes = [
-                f"neighbour search finalist {rank} of {len(chosen)}: "
-                f"{c.describe(space.lo, space.hi)}, "
+                f"neighbour search finalist {rank} of {len(finals)}: "
+                f"{c.describe(sp.lo, sp.hi)}, "
                 f"{c.rounds} rounds simulated",
                 f"chosen on the pilot: score {r.score:.3g} (the ε lower bound a pilot audit of "
                 f"this pair certifies on {r.runs} runs per side, its best event), place {place} "
                 f"of {len(stage2)} in the last pilot stage; {tried} pairs tried at the best "
-                f"rounds after {screened} of {len(probes)} candidate rounds were screened",
+                f"rounds after {screened} of {len(first) + len(probes)} candidate rounds were "
+                f"screened" + (f" ({len(first)} of them at {len(spaces) - 1} swept corners of "
+                               f"the claim's ranges)" if first else ""),
                 f"pilot: {pilot.rows:,} row-rounds (counting each call's overhead) on streams "
                 f"SeedSequence([0x5EA2C4, key, side]), disjoint from the audit's: only the "
-                f"{len(chosen)} finalists share the audit's α",
+                f"{len(finals)} finalists share the audit's α",
             ]
-            out.append(Scenario(c.label, alg, a, b, pilot.family(c), c.rounds,
+            if grown or c.round in sp.window:
+                notes.append(f"window followed: the two sides still differed "
+                             f"{c.rounds - c.round - 1 - AFTER} rounds past the first "
+                             f"{AFTER} after the change on the pilot, so {c.rounds - c.round - 1} "
+                             f"rounds after it are simulated (at most {MAX_AFTER})")
+            if c.variant:
+                notes.append(swept_note(sp))
+            try:
+                fam = pilot.family(c)
+            except KeyError:        # never simulated at this window (cannot happen)
+                fam = events_after(c.round, c.rounds, sp.K, focus=c.focus)
+            out.append(Scenario(c.label, sp.alg, a, b, fam, c.rounds,
                                 advice=advice, notes=notes))
         return out
+
+
+def swept_note(space: _Space) -> str:
+    """What a swept variant's scenario says about where it was run."""
+    alg = space.alg
+    ranges = "; ".join(r.words() for r in ranges_of(alg) if r.param in space.swept)
+    claim = alg.claim
+    at = (f"its claim there: ε = {claim.epsilon:g}" + (f", δ = {claim.delta:g}"
+                                                       if claim.delta else "")
+          if claim is not None else "no claim there")
+    return (f"swept: {describe_changes(space.swept)} (a corner of the claim's declared range: "
+            f"{ranges}); {at}; audit it alone with the flags "
+            f"{' '.join(flags_of(space.swept))}")

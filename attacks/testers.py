@@ -18,8 +18,10 @@ answers (the DP testers' benchmark suite: ``algorithms.dp_testers``).
   pilot runs of their own streams by successive halving, the best audited
   black-box with a learned witness.
 * the event family of a stream pair (``stream_events``): each round's answer
-  code, pairs of rounds, whole code sequences frequent in a pilot, and
-  thresholds on each round's numeric answers and on their sum, the
+  code, pairs of rounds, whole code sequences frequent in a pilot,
+  thresholds on each round's numeric answers and on their sum, and
+  code-and-value events (a frequent code prefix together with a threshold
+  on the number released with its last code, ``attacks.values``), the
   thresholds and sequences fixed from pilot runs on streams no audit run
   uses.
 """
@@ -36,6 +38,7 @@ from .base import Attack, Scenario
 from .search import NeighbourSearch, pilot_rng, pilot_score
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
                      joint_pairs, quantile_thresholds)
+from .values import code_value_family
 
 # Pilot streams of the stream events: SeedSequence([EVENTS_STREAM, key, side]);
 # three words like the search's pilot, a different first word.
@@ -43,6 +46,7 @@ EVENTS_STREAM = 0x57EA
 PILOT_RUNS = 4000
 MAX_SEQUENCES = 48
 MAX_COORDS = 5
+CODE_VALUE_ROUNDS = 32      # rounds whose numbers get code-and-value events
 
 
 def relation_of(alg: Algorithm) -> tuple[str, float]:
@@ -232,6 +236,12 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int) -> Uni
                   CoordinateBelow(rounds, coords, tuple(below))]
         if d > 1:
             parts += [PointSumAbove(rounds, tuple(sums_up)), PointSumBelow(rounds, tuple(sums_low))]
+        if K > 1:
+            # A number released with a code: the code prefix up to its round
+            # together with a threshold on it, in the tails of the runs that
+            # showed that prefix.
+            parts += code_value_family([tr.actions for tr in traces], pts,
+                                       range(min(T, CODE_VALUE_ROUNDS)), K)
     if not parts:
         raise ValueError(f"{alg.name} releases one code and no numbers: no event can tell "
                          f"the two sides apart")

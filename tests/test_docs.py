@@ -68,6 +68,7 @@ BENCHMARK_ARGS = {
     "power.py": ["--trials", "2000", "--jobs", "1", "--factors", "2", "--algorithms", "tbe-lazy"],
     "tbe_adaptive_horizon.py": ["--grids", "501", "--certified-grid", "501"],
     "testers.py": ["--trials", "2000", "--jobs", "1", "--only", "laplace,svt1"],
+    "bug_zoo.py": ["--trials", "2000", "--jobs", "1", "--only", "shared-noise-counter,noisy-stream"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=2, names=['mutant-batch-sum'])")

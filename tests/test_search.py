@@ -267,6 +267,8 @@ def test_unit_range_search_pairs_are_unchanged():
     uniform = np.random.default_rng([PILOT_STREAM, 0, 0, 0xB6]).random((T, K))
     assert np.array_equal(space.background("random"), uniform)
     for c in space.variants(3):
+        if c.background not in space.backgrounds():
+            continue            # the moving backgrounds: test_moving_backgrounds
         a, b, _ = space.pair(c)
         want_a = space.background(c.background).copy()
         want_b = want_a.copy()
@@ -274,3 +276,32 @@ def test_unit_range_search_pairs_are_unchanged():
         want_a[3, list(c.down)], want_b[3, list(c.down)] = 0.0, 1.0
         assert np.array_equal(a, want_a) and np.array_equal(b, want_b)
         assert c.describe(space.lo, space.hi) == c.describe()
+
+
+def test_moving_backgrounds_abandon_and_revisit_the_changed_arm():
+    """The backgrounds built around a pair (``drift``, ``revisit-g``): the
+    changed arm at lo before its round and the others at hi; revisit-g puts
+    it at hi and the others at lo for g rounds, then back; drift moves it
+    linearly to hi (and the others to lo) over DRIFT_SPAN rounds.  Only
+    those that fit the horizon are candidates.  Deterministic."""
+    from attacks.search import DRIFT_SPAN, REVISIT_GAPS, _Space
+    from algorithms import build
+    alg = build("private-exp3", horizon=64)
+    space = _Space(alg)
+    t = 5
+    by_name = {c.background: c for c in space.variants(t) if c.change == "arm-1"}
+    assert set(by_name) >= {"drift", "revisit-4", "revisit-16", "revisit-48"} - {
+        bg for bg in ("revisit-48",) if t + 1 + 48 + 12 > 64}
+    c = by_name["revisit-16"]
+    a, b, _ = space.pair(c)
+    assert np.all(a[:t, 0] == 0) and np.all(a[:t, 1] == 1)
+    assert np.all(a[t + 1:t + 17, 0] == 1) and np.all(a[t + 1:t + 17, 1] == 0)
+    assert np.all(a[t + 17:, 0] == 0) and np.all(a[t + 17:, 1] == 1)
+    assert (a[t, 0], b[t, 0]) == (1.0, 0.0) and c.rounds >= t + 1 + 16
+    d, _, _ = space.pair(by_name["drift"])
+    assert d[t + DRIFT_SPAN, 0] == 1.0 and d[t + 1, 0] == 1 / DRIFT_SPAN
+    rows = np.arange(64) != t                  # the changed row aside
+    assert np.allclose(d[rows, 0] + d[rows, 1], 1.0)
+    short = _Space(build("private-exp3", horizon=20))
+    assert not {c.background for c in short.variants(3)} & {f"revisit-{g}" for g in
+                                                            REVISIT_GAPS if g > 4}

@@ -118,10 +118,13 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                          f"(white-box needs an algorithm whose action or noise distributions "
                          f"are exposed)")
     # Black-box evidence first, then each scenario's white-box kinds; every
-    # piece is judged against the claim scaled for its scenario's group.
-    evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size), learned=witness)
+    # piece is judged against the claim scaled for its scenario's group (a
+    # swept variant's own claim, unless the claim was overridden).
+    hints = defect_hints(scenarios, checks_of)
+    evidence = [KINDS["black-box"](sc, i, claim_of(sc, claim, overridden), learned=witness,
+                                   hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
-    evidence += [KINDS[m](sc, i, claim.scaled_for_group(sc.group_size))
+    evidence += [KINDS[m](sc, i, claim_of(sc, claim, overridden))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
                  if m in ms]
     start = time.perf_counter()
@@ -139,7 +142,92 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
-                       refused=tuple(refusal_reason(found) for found in refused.values()))
+                       refused=tuple(refusal_reason(found) for found in refused.values()),
+                       notes=tuple(audit_notes(alg, claim, scenarios, black)),
+                       strongest=strongest_evidence(results, scenarios, command))
+
+
+def claim_of(sc, claim: Claim, overridden: bool) -> Claim:
+    """The claim a scenario's evidence is judged against, scaled for its
+    group: the audit's, or where the scenario runs a swept variant of the
+    algorithm (``algorithms.claim_ranges``) the variant's own claim — the
+    theorem's claim at those parameters — unless the user overrode it."""
+    swept = (sc.algorithm.extra or {}).get("swept")
+    if swept and not overridden and sc.algorithm.claim is not None:
+        claim = sc.algorithm.claim
+    return claim.scaled_for_group(sc.group_size)
+
+
+def defect_hints(scenarios, checks_of: dict) -> dict:
+    """Pairs of releases a failed declaration check measured a defect on
+    (noise shared by two releases, perfectly correlated noises), per
+    algorithm (``id``): the black-box evidence of its scenarios adds their
+    difference and sum to its events, whatever their distance."""
+    out: dict = {}
+    for i, found in checks_of.items():
+        for c in found:
+            pair = getattr(c, "defect", None)
+            if not c.passed and pair:
+                out.setdefault(id(scenarios[i].algorithm), []).append(tuple(pair))
+    return out
+
+
+def audit_notes(alg: Algorithm, claim: Claim, scenarios, black: bool) -> list[str]:
+    """One-line notes on what the audit could read of the claim's output."""
+    out = []
+    learner = alg.learner
+    if black and claim.scope == "transcript" and not learner.reads_first \
+            and learner.whole is None and learner.released_of is None:
+        out.append(f"the claim covers the released values, but {alg.name} exposes none (give its "
+                   f"Learner a released accessor or a TranscriptModel): the black-box evidence "
+                   f"reads only what it plays")
+    return out
+
+
+def strongest_evidence(results, scenarios, command: str) -> Optional[dict]:
+    """Where the largest ε lower bound was found, when that is at swept
+    parameters (a corner of the claim's declared ranges): the parameters and
+    the command that audits the algorithm there."""
+    if not results:
+        return None
+    by_label = {sc.label: sc for sc in scenarios}
+    best = max(results, key=lambda r: r.per_record_lower_bound)
+    sc = by_label.get(best.label)
+    swept = (sc.algorithm.extra or {}).get("swept") if sc is not None else None
+    if not swept or best.per_record_lower_bound <= 0:
+        return None
+    return {"parameters": dict(swept), "scenario": best.label,
+            "epsilon_lower_bound": best.per_record_lower_bound,
+            "reproduce": variant_command(command, swept)}
+
+
+def variant_command(command: str, changes: dict) -> str:
+    """``command`` (an ``audit run``) with the flags of ``changes`` set:
+    ``--horizon``, ``--arms``, ``--experts`` replaced or added, a parameter
+    as ``--param NAME=VALUE`` (replacing one of that name)."""
+    from algorithms.claim_ranges import flags_of
+    parts = shlex.split(command)
+    for flag, value in zip(*[iter(flags_of(changes))] * 2):
+        if flag == "--param":
+            name = value.partition("=")[0]
+            keep = []
+            skip = False
+            for i, p in enumerate(parts):
+                if skip:
+                    skip = False
+                    continue
+                if p == "--param" and i + 1 < len(parts) and \
+                        parts[i + 1].partition("=")[0] == name:
+                    skip = True
+                    continue
+                keep.append(p)
+            parts = keep
+            parts[3:3] = [flag, value]
+        elif flag in parts:
+            parts[parts.index(flag) + 1] = value
+        else:
+            parts[3:3] = [flag, value]
+    return shlex.join(parts)
 
 
 def check_randomness(scenarios) -> None:

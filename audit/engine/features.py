@@ -19,7 +19,11 @@ their own, what follows it does.
 * joint indicators of pairs of rounds among the first rounds from c: products
   of one-hot actions 1{I_t = a, I_s = b} and 1{I_t = I_s},
 * for points: the coordinates at a few recorded rounds and their differences
-  between those rounds.
+  between those rounds;
+* for numbers an attack or the black-box evidence reads as statistics
+  (``values``: released values, their differences and sums, a number
+  together with the code prefix released before it; ``attacks.values``),
+  each statistic where it was observed (0 elsewhere) and whether it was.
 
 One arm is left out of every one-hot block (its indicator is 1 minus the
 others), and with many arms only the arms whose loss changes and the first
@@ -66,13 +70,44 @@ class TrajectoryFeatures:
     windows: tuple
     point_rounds: tuple = ()
     coords: tuple = ()
+    # Statistics of observed numbers (``attacks.values.Stat``-like: its
+    # ``value(obs, runs)`` and ``mask(actions)``), two features each.
+    values: tuple = ()
 
     @property
     def dimension(self) -> int:
         A, P, C = len(self.arms), len(self.point_rounds), len(self.coords)
         return (len(self.onehot) * A + len(self.windows) * A + self._switch_dim()
                 + len(self.pairs) * A * A + len(self.same)
-                + P * C + (P * (P - 1) // 2) * C)
+                + P * C + (P * (P - 1) // 2) * C + 2 * len(self.values))
+
+    @property
+    def release_rounds(self) -> tuple:
+        """Rounds whose released values the statistics read."""
+        return tuple(sorted({k[1] for s in self.values for k, _, _ in s.terms
+                             if isinstance(k, tuple)}))
+
+    @property
+    def value_point_rounds(self) -> tuple:
+        """Rounds whose points the statistics read (besides ``point_rounds``)."""
+        return tuple(sorted({k for s in self.values for k, _, _ in s.terms
+                             if not isinstance(k, tuple)}))
+
+    def value_block(self, actions, obs: Optional[dict], runs: int) -> np.ndarray:
+        """The statistics' features ``(runs, 2·len(values))``: each value
+        where it was observed and its condition holds (0 elsewhere), then
+        that indicator.  ``actions`` may be a dict {round: (runs,)}."""
+        if not self.values:
+            return np.zeros((runs, 0), dtype=np.float32)
+        cols = []
+        for s in self.values:
+            v = s.value(obs, runs)
+            ok = np.isfinite(v)
+            m = s.mask(actions)
+            if m is not None:
+                ok &= m
+            cols += [np.where(ok, v, 0.0), ok.astype(float)]
+        return np.stack(cols, axis=1).astype(np.float32)
 
     def _switch_rounds(self) -> np.ndarray:
         return np.asarray([t for t in self.onehot if t >= 1], dtype=int)
@@ -111,6 +146,8 @@ class TrajectoryFeatures:
             xs = [_coords(points[r], len(self.coords)) for r in self.point_rounds]
             blocks += xs
             blocks += [xs[j] - xs[i] for i, j in combinations(range(len(xs)), 2)]
+        if self.values:
+            blocks.append(self.value_block(acts, points, runs))
         if not blocks:
             return np.zeros((runs, 0), dtype=np.float32)
         out = np.concatenate([np.asarray(b, dtype=np.float32).reshape(runs, -1) for b in blocks],
@@ -124,6 +161,8 @@ class TrajectoryFeatures:
                  f"round pairs"]
         if self.point_rounds:
             parts.append(f"points at {len(self.point_rounds)} rounds")
+        if self.values:
+            parts.append(f"{len(self.values)} statistics of released numbers")
         return f"{self.dimension} features ({', '.join(parts)})"
 
 

@@ -47,6 +47,11 @@ class AuditResult:
     # and the reasons white-box modes were refused, one per algorithm.
     declaration_checks: tuple = ()
     refused: tuple = ()
+    # One-line notes on what the audit could read of the claim's output, and
+    # where the strongest evidence was found when that is at swept
+    # parameters (``audit.engine.audit.strongest_evidence``).
+    notes: tuple = ()
+    strongest: Optional[dict] = None
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -85,6 +90,8 @@ class AuditResult:
             "runtime_seconds": self.runtime_seconds,
             "reproduce": self.command,
             "regret": self.regret,
+            "notes": list(self.notes),
+            "strongest_evidence": self.strongest,
         }
 
     def summary(self, verbose: bool = False) -> str:
@@ -167,12 +174,18 @@ class AuditResult:
             for reason in self.refused:
                 lines.append(f"    → white-box modes not used: {reason}; the black-box audit "
                              f"decides")
+        lines += [f"  note: {n}" for n in self.notes]
         for r in self.results:
             lines += r.summary_lines(self.confidence)
         lines.append(f"  ε lower bound: {self.epsilon_lower_bound:.6g}   "
                      f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
         lines.append("  " + self._verdict_line())
         lines.append(f"  reproduce: {self.command}")
+        if self.strongest:
+            at = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                           for k, v in self.strongest["parameters"].items())
+            lines.append(f"  strongest evidence at {at} (a corner of the claim's range): "
+                         f"{self.strongest['reproduce']}")
         return "\n".join(lines)
 
 

@@ -54,10 +54,12 @@ def training_runs(trials: int) -> int:
 def features_task(alg, losses, advice, rounds: int, features: TrajectoryFeatures):
     """``task(runs, rng)``: simulate a chunk and return its trajectory
     features (float32, to keep stored chunks small)."""
+    points = tuple(sorted(set(features.point_rounds) | set(features.value_point_rounds)))
+
     def task(runs, rng):
         tr = simulate(alg, losses, runs, rng, advice=advice, rounds=rounds,
-                      point_rounds=features.point_rounds)
-        return features(tr.actions, tr.points)
+                      point_rounds=points, release_rounds=features.release_rounds)
+        return features(tr.actions, tr.observed())
     return task
 
 
@@ -130,7 +132,12 @@ class Witness:
 
     @property
     def point_rounds(self) -> tuple:
-        return self.features.point_rounds
+        f = self.features
+        return tuple(sorted(set(f.point_rounds) | set(f.value_point_rounds)))
+
+    @property
+    def release_rounds(self) -> tuple:
+        return self.features.release_rounds
 
     def owns(self, label: str) -> bool:
         return label.startswith(self.name + " ")

@@ -6,22 +6,29 @@ The events are the scenario's own family and, when the scenario asks for it
 (``wants_witness``), a learned witness: a classifier's score over whole
 trajectories (``audit.engine.witness``), trained in the evidence's pilot
 stage on runs of its own streams, so that it is fixed before the audit's
-runs and competes in selection like any hand-written event.
+runs and competes in selection like any hand-written event.  Where the
+claim covers the values released besides the actions (scope "transcript")
+and the learner exposes them, the same pilot stage fixes events on those
+releases (``attacks.values.release_family``), which the witness reads too.
 
-May import: ``algorithms`` (its ``simulate``), ``attacks.events``,
+May import: ``algorithms`` (its ``simulate``), ``attacks.events``, ``attacks.values``,
 ``audit.engine.bounds``, ``audit.engine.features``, ``audit.engine.witness``,
 ``audit.engine.sampling``, ``audit.engine.evidence.base``, ``audit.engine.words``.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from algorithms.core import Claim
-from algorithms.simulate import simulate
-from attacks.events import Union
+from algorithms.simulate import released_key, simulate
+from attacks.events import Union, release_rounds_of
+from attacks.values import (JOINT_ROUNDS, ValueEvents, hinted_rounds, release_family,
+                            releasing_rounds)
 from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
                                  one_sided_bounds, select_and_test)
 from audit.engine.evidence.base import Evidence, EvidenceResult
@@ -174,13 +181,15 @@ def _count_task(scenario, losses, events=None):
     runs of a chunk (selection half) and on the odd runs (held-out half)."""
     events = scenario.events if events is None else events
     wanted = tuple(getattr(events, "point_rounds", ()))
+    releases = release_rounds_of(events)
 
     def task(runs, rng):
         tr = simulate(scenario.algorithm, losses, runs, rng, advice=scenario.advice,
-                      rounds=scenario.rounds, point_rounds=wanted)
+                      rounds=scenario.rounds, point_rounds=wanted, release_rounds=releases)
+        obs = tr.observed()
         halves = []
         for half in (slice(0, None, 2), slice(1, None, 2)):
-            pts = {r: x[half] for r, x in tr.points.items()} if tr.points else None
+            pts = {r: x[half] for r, x in obs.items()} if obs else None
             acts = tr.actions[half]
             halves += [events.count(acts, pts), acts.shape[0]]
         return tuple(halves)
@@ -217,6 +226,48 @@ def _short_inputs(scenario, most: int = 64) -> Optional[dict]:
     return {"l": a.tolist(), "l_prime": b.tolist()}
 
 
+def release_window_of(scenario, claim) -> tuple:
+    """The rounds whose released values the black-box test of ``scenario``
+    reads: those around its changed round at which it releases
+    (``attacks.values.releasing_rounds``) when ``claim`` covers the released
+    values (scope "transcript") and the learner exposes them
+    (``Learner.released_of``); else none.  A mechanism
+    over a stream releases its numbers as points, which every family reads
+    already."""
+    alg = scenario.algorithm
+    learner = alg.learner
+    if claim is None or claim.scope != "transcript" or learner.reads_first \
+            or learner.whole is not None or learner.released_of is None:
+        return ()
+    rows = scenario.differing_rounds()
+    if rows.size == 0:
+        return ()
+    return releasing_rounds(alg, scenario.losses_a, scenario.advice,
+                            scenario.rounds or alg.horizon, int(rows[0]))
+
+
+def _pilot_task(alg, losses, advice, rounds, features, releases, joint):
+    """``task(runs, rng)`` of the pilot stage: the runs' trajectory features
+    (with a witness), their released values at ``releases`` and their
+    actions at the ``joint`` rounds (for the release events)."""
+    points = features.point_rounds if features is not None else ()
+
+    def task(runs, rng):
+        tr = simulate(alg, losses, runs, rng, advice=advice, rounds=rounds,
+                      point_rounds=points, release_rounds=releases)
+        X = features(tr.actions, tr.points) if features is not None else None
+        rel = {t: np.asarray(v, dtype=float) for t, v in (tr.released or {}).items()}
+        acts = {r: tr.actions[:, r].copy() for r in joint if r < tr.actions.shape[1]}
+        return X, rel, acts
+    return task
+
+
+# Statistics of released numbers the learned witness reads (two features each).
+WITNESS_VALUES = 48
+# Run-rounds a side of a pilot that only fixes release events.
+RELEASE_PILOT_WORK = 4_000_000
+
+
 class EventTestEvidence(Evidence):
     """Each side of the pair gets its own stream family ``[seed, index, side]``
     cut into fixed chunks, so the counts are the same for any number of
@@ -228,20 +279,39 @@ class EventTestEvidence(Evidence):
     the training streams ``[seed, index, 3]`` and ``[seed, index, 4]``
     (``audit.engine.witness``) and trains a logistic classifier on their
     trajectory features; its events are counted with the scenario's own,
-    still at 2 α shares per pair."""
+    still at 2 α shares per pair.
+
+    Where the claim covers released values (scope "transcript") and the
+    learner exposes them, the same pilot stage records them and fixes the
+    release events of ``attacks.values`` (tails, differences and sums of
+    two releases, releases joint with actions) from those runs; the witness
+    reads the same statistics.  ``hints`` are pairs of releases a
+    declaration check measured a defect on (noise shared by two releases):
+    their difference and sum are among the events whatever their distance.
+    Still 2 α shares per pair."""
 
     kind = "black-box"
     shares = EventTestResult.shares
 
-    def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None):
+    def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None,
+                 hints=()):
         super().__init__(scenario, index, claim)
         self.learned = wants_witness(scenario) if learned is None else bool(learned)
         self.witness = None
         self._features = None
+        self.hints = tuple(hints)
+        self.releases = release_window_of(scenario, claim)
+        if self.releases and self.hints:
+            rounds = scenario.rounds or scenario.algorithm.horizon
+            extra = [r for r in hinted_rounds(self._change(), self.hints) if r < rounds]
+            self.releases = tuple(sorted(set(self.releases) | set(extra)))
+        self.values: list = []          # release event families, fixed in the pilot stage
+        self._pilot_runs = 0
 
     @property
     def pilot_phase(self) -> str:
-        return f"witness training {self.scenario.label}"
+        what = "witness training" if self.learned else "release events pilot"
+        return f"{what} {self.scenario.label}"
 
     @property
     def events(self):
@@ -249,24 +319,88 @@ class EventTestEvidence(Evidence):
         first: selection breaks exact ties towards the later event, so a
         hand-written event that does as well (and reads more easily) wins."""
         sc = self.scenario
-        return sc.events if self.witness is None else Union((self.witness, sc.events))
+        parts = ([self.witness] if self.witness is not None else []) + list(self.values)
+        return sc.events if not parts else Union(tuple(parts) + (sc.events,))
+
+    def _change(self) -> int:
+        rows = self.scenario.differing_rounds()
+        return int(rows[0]) if rows.size else 0
+
+    def _joint_rounds(self) -> tuple:
+        c = self._change()
+        return tuple(range(c, c + JOINT_ROUNDS)) if self.releases else ()
 
     def pilot_requests(self, trials: int) -> list[Request]:
-        if not self.learned:
+        if not self.learned and not self.releases:
             return []
         sc = self.scenario
         learner = sc.algorithm.learner
-        self._features = for_pair(sc.losses_a, sc.losses_b, sc.rounds, learner.n_arms,
-                                  plays_points=learner.point is not None,
-                                  point_rounds=getattr(sc.events, "point_rounds", ()))
+        if self.learned:
+            self._features = for_pair(sc.losses_a, sc.losses_b, sc.rounds, learner.n_arms,
+                                      plays_points=learner.point is not None,
+                                      point_rounds=getattr(sc.events, "point_rounds", ()))
+            # The witness reads what the hand-written value events read (a
+            # number with the code prefix released before it).
+            stats = list(dict.fromkeys(s for part in getattr(sc.events, "parts", (sc.events,))
+                                       if isinstance(part, ValueEvents) for s in part.stats))
+            if stats:
+                self._features = dataclasses.replace(self._features,
+                                                     values=tuple(stats[:WITNESS_VALUES]))
         n = training_runs(trials)
-        return [Request(features_task(sc.algorithm, losses, sc.advice, sc.rounds, self._features),
+        if not self.learned:
+            # Release events alone: thresholds need fewer runs than a
+            # classifier; a long prefix gets at most RELEASE_PILOT_WORK
+            # run-rounds a side (never fewer than 2 000 runs).
+            n = min(n, max(2000, RELEASE_PILOT_WORK // max(1, sc.rounds or 1)))
+        self._pilot_runs = n
+        if not self.releases:
+            return [Request(features_task(sc.algorithm, losses, sc.advice, sc.rounds,
+                                          self._features),
+                            n, (self.index, stream), "witness-training", keep=False)
+                    for stream, losses in zip(TRAINING_STREAMS, (sc.losses_a, sc.losses_b))]
+        base = None if self._features is None else dataclasses.replace(self._features,
+                                                                        values=())
+        return [Request(_pilot_task(sc.algorithm, losses, sc.advice, sc.rounds, base,
+                                    self.releases, self._joint_rounds()),
                         n, (self.index, stream), "witness-training", keep=False)
                 for stream, losses in zip(TRAINING_STREAMS, (sc.losses_a, sc.losses_b))]
 
     def prepared(self, samples: list[list]) -> None:
-        X_a, X_b = (np.concatenate(parts) for parts in samples)
-        self.witness = train(self._features, X_a, X_b)
+        if not self.releases:
+            X_a, X_b = (np.concatenate(parts) for parts in samples)
+            self.witness = train(self._features, X_a, X_b)
+            return
+        rel, acts, X = [], [], []
+        for parts in samples:
+            rounds = sorted({t for p in parts for t in p[1]})
+            rel.append({t: np.concatenate([p[1][t] for p in parts]) for t in rounds})
+            acts.append({r: np.concatenate([p[2][r] for p in parts]) for r in parts[0][2]})
+            X.append(np.concatenate([p[0] for p in parts]) if self.learned else None)
+        sc = self.scenario
+        self.values = release_family(self._change(), rel, acts, sc.algorithm.learner.n_arms,
+                                     self.hints)
+        if not self.learned:
+            return
+        stats = list(dict.fromkeys(list(self._features.values) +
+                                   [s for fam in self.values for s in fam.stats]))
+        f = dataclasses.replace(self._features, values=tuple(stats[:WITNESS_VALUES]))
+        blocks = []
+        for x, r, a in zip(X, rel, acts):
+            obs = {released_key(t): v for t, v in r.items()}
+            blocks.append(np.hstack([x, f.value_block(a, obs, x.shape[0])]))
+        self.witness = train(f, *blocks)
+
+    def _values_note(self) -> list:
+        if not self.values:
+            return []
+        n = sum(len(f.labels) for f in self.values)
+        rounds = sorted({t for f in self.values for t in f.release_rounds})
+        hinted = (f"; {len(self.hints)} pair(s) of releases a declaration check measured a "
+                  f"defect on among them" if self.hints else "")
+        return [f"the claim covers the released values: {n} events on the releases of rounds "
+                f"{rounds[0] + 1}..{rounds[-1] + 1} (tails, differences and sums of two "
+                f"releases, releases joint with actions), thresholds from {self._pilot_runs} "
+                f"pilot runs a side on streams [seed, pair, 3/4]{hinted}"]
 
     def pilot_state(self):
         """The trained witness (its features, weights and thresholds): kept
@@ -279,9 +413,12 @@ class EventTestEvidence(Evidence):
 
     def requests(self, trials: int) -> list[Request]:
         sc, events = self.scenario, self.events
-        # Chunks counted with a witness are stored under its digest, so a
-        # resumed audit never mixes counts of two different witnesses.
+        # Chunks counted with a witness (or release events) are stored under
+        # its digest, so a resumed audit never mixes counts of two families.
         tag = "black-box" if self.witness is None else f"black-box+witness-{self.witness.digest}"
+        if self.values:
+            h = hashlib.sha256("\n".join(l for f in self.values for l in f.labels).encode())
+            tag += f"+values-{h.hexdigest()[:16]}"
         return [Request(_count_task(sc, losses, events), trials, (self.index, side), tag)
                 for side, losses in enumerate((sc.losses_a, sc.losses_b))]
 
@@ -304,6 +441,7 @@ class EventTestEvidence(Evidence):
             group_size=sc.group_size, test=test, trials=n_sel + n_hold, n_selection=n_sel,
             n_holdout=n_hold, alpha=alpha,
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, claim.delta),
-            pair=sc.describe_pair(), rounds=sc.rounds, notes=list(sc.notes), curve=curve,
+            pair=sc.describe_pair(), rounds=sc.rounds,
+            notes=list(sc.notes) + self._values_note(), curve=curve,
             witness=witness, event_text=event_label(test.event, code_labels(sc.algorithm)),
             inputs=_short_inputs(sc))

@@ -75,6 +75,10 @@ class DeclarationCheck:
     # "statistical" (a test at level ``false_refusal``).
     rests_on: str = "replay"
     model: str = ""               # the declared model it verifies (set by the driver)
+    # A measured defect the black-box evidence can read: two releases
+    # ((round, coordinate), (round, coordinate)), 0-based, whose noises are
+    # one draw or perfectly correlated (their difference is noise-free).
+    defect: Optional[tuple] = None
 
     @property
     def outcome(self) -> str:
@@ -96,7 +100,8 @@ class DeclarationCheck:
                 "statistic": self.statistic, "threshold": self.threshold,
                 "fails_when": self.fails_when, "outcome": self.outcome, "what": self.what,
                 "advice": self.advice, "false_refusal_probability": self.false_refusal,
-                "rests_on": self.rests_on, "model": self.model}
+                "rests_on": self.rests_on, "model": self.model,
+                **({"defect": [list(x) for x in self.defect]} if self.defect else {})}
 
 
 def pilot_rng(seed: int, index: int, k: int) -> np.random.Generator:

@@ -98,19 +98,32 @@ def _identity_check(alg, sc, sides) -> DeclarationCheck:
               f"draw of rng.{'laplace' if family == 'laplace' else 'normal'}(0, b) with b the "
               "declared scale, drawn from the generator the learner is given (not built by "
               "hand, not a mixture, not shared by runs or releases)")
-    n_rel, problem = 0, ""
-    for y, m, _, _, draws in sides:
+    n_rel, problem, defect = 0, "", None
+    for y, m, tr, _, draws in sides:
         n_rel += int(np.isfinite(y).sum())
-        problem = problem or _match_noises(y, m, draws, family, b)
+        if not problem:
+            problem, cols = _match_noises(y, m, draws, family, b)
+            defect = _release_pair(tr, cols)
     what = problem or (f"each of {n_rel} releases minus its declared mean is {law.__str__()}: "
                        f"b = {b:.6g} times one fresh standardised draw the code made")
     return DeclarationCheck("noise-identity", alg.name, sc.label, 0.0 if not problem else 1.0,
-                            0.0, "above", not problem, what, advice, 0.0, "identity")
+                            0.0, "above", not problem, what, advice, 0.0, "identity",
+                            defect=defect)
 
 
-def _match_noises(y, m, draws, family, b) -> str:
-    """'' when every noise y − m is ±b·s for a distinct standardised draw s
-    of the run that released it; else what does not match."""
+def _release_pair(tr, cols):
+    """Two flattened release columns as ((round, coordinate), (round,
+    coordinate)), 0-based (None without a pair)."""
+    if cols is None or tr.release_rounds is None:
+        return None
+    d = tr.releases.shape[2] if tr.releases.ndim == 3 else 1
+    return tuple((int(tr.release_rounds[c // d]), int(c % d)) for c in cols)
+
+
+def _match_noises(y, m, draws, family, b) -> tuple:
+    """('', None) when every noise y − m is ±b·s for a distinct standardised
+    draw s of the run that released it; else what does not match, and the
+    two release columns that carry one draw when that is the defect."""
     runs = y.shape[0]
     own, shared, scales = [], [], set()
     for d in draws:
@@ -127,7 +140,7 @@ def _match_noises(y, m, draws, family, b) -> str:
     z = y - m
     released = np.isfinite(z)
     if not released.any():
-        return ""
+        return "", None
     drawn = "" if scales else " (the code drew no " + family + " noise)"
     pool = np.concatenate(own, axis=1) if own else np.zeros((runs, 0))
     shared_pool = np.sort(np.concatenate(shared)) if shared else np.zeros(0)
@@ -156,17 +169,29 @@ def _match_noises(y, m, draws, family, b) -> str:
             j = int(np.flatnonzero(~matched)[0])
             if shared_pool.size and np.min(np.abs(shared_pool - t[j])) <= tol[j]:
                 return (f"the noise of release {cols[j] + 1} is a draw shared by every run (a "
-                        f"draw without the runs axis), so runs are not independent")
+                        f"draw without the runs axis), so runs are not independent"), None
             return (f"in run {i + 1}, release {cols[j] + 1} minus its declared mean, "
                     f"{z[i, cols[j]]:.6g}, is not ±{b:.6g} times any {family} draw of that run"
                     f"{drawn} (the code drew {family} noise of scale(s) {scale_words}): the "
                     f"declared scale or means are not what the code does, or the noise is not "
-                    f"one draw of the declared law")
+                    f"one draw of the declared law"), None
         used = order[near]
         if np.unique(used).size < used.size:
-            return (f"in run {i + 1}, two releases carry the same recorded draw as their noise: "
-                    f"noise reused across releases or rounds")
-    return ""
+            first, again = _repeat(used)
+            return (f"in run {i + 1}, two releases carry the same recorded draw as their noise "
+                    f"(releases {cols[first] + 1} and {cols[again] + 1}): noise reused across "
+                    f"releases or rounds"), (int(cols[first]), int(cols[again]))
+    return "", None
+
+
+def _repeat(used: np.ndarray) -> tuple[int, int]:
+    """Positions of the first value of ``used`` seen twice."""
+    seen = {}
+    for k, u in enumerate(used.tolist()):
+        if u in seen:
+            return seen[u], k
+        seen[u] = k
+    raise AssertionError("no repeat")
 
 
 def _columns(u: np.ndarray, most: int) -> np.ndarray:
@@ -251,8 +276,8 @@ def _independence_check(alg, sc, sides, seed, index) -> DeclarationCheck:
     law) PITs of two releases are independent standard normals under a
     correct declaration; exact t-tests on their correlation, Bonferroni."""
     law = alg.learner.transcript.noise
-    pair_p, n_pairs, worst_r = [], 0, 0.0
-    for k, (y, m, _, _, _) in enumerate(sides):
+    pair_p, n_pairs, worst_r, worst_pair = [], 0, 0.0, None
+    for k, (y, m, tr, _, _) in enumerate(sides):
         cols = _columns(y, MAX_PAIR_COLUMNS)
         if cols.size < 2:
             continue
@@ -270,7 +295,8 @@ def _independence_check(alg, sc, sides, seed, index) -> DeclarationCheck:
                     continue
                 r = float(np.corrcoef(g[keep, i], g[keep, j])[0, 1])
                 r = max(-1.0, min(1.0, r if math.isfinite(r) else 1.0))
-                worst_r = max(worst_r, abs(r))
+                if abs(r) > worst_r:
+                    worst_r, worst_pair = abs(r), _release_pair(tr, (cols[i], cols[j]))
                 tstat = r * math.sqrt((n - 2) / max(1e-300, 1 - r * r))
                 pair_p.append(float(2 * stats.t.sf(abs(tstat), n - 2)))
                 n_pairs += 1
@@ -282,7 +308,7 @@ def _independence_check(alg, sc, sides, seed, index) -> DeclarationCheck:
          f"{worst_r:.3g}, Bonferroni-adjusted p = {adj:.3g}") if pair_p else
         "fewer than two releases in the simulated rounds: nothing to check",
         "each release must carry fresh noise, independent of every other release's noise",
-        FALSE_REFUSAL, "statistical")
+        FALSE_REFUSAL, "statistical", defect=worst_pair if adj < FALSE_REFUSAL else None)
 
 
 def _history_free_check(alg, sc, sides) -> DeclarationCheck:
