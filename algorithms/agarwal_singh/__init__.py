@@ -36,3 +36,17 @@ ENTRIES: list = [
           "losses in [0, 1]^N",
           horizon=16),
 ]
+
+# Corollary 3.2's sphere and cube, and Lemma 4.2's reduction around any base
+# learner (docs/findings.md): each on the paper's own loss class.
+ENTRIES += [
+    Entry("as-ftrl-sphere", catalog.make_ftrl_sphere,
+          "Alg 1+2: FTRL (R = ||x||^2) over the unit l2 ball, losses in the unit l2 ball "
+          "(Cor 3.2.2; tree nodes 2 eps-DP)", horizon=2),
+    Entry("as-ftrl-cube", catalog.make_ftrl_cube,
+          "Alg 1+2: FTRL (R = ||x||^2) over [-1, 1]^N, losses in the unit l1 ball "
+          "(Cor 3.2.3; tree nodes 2 eps-DP)", horizon=2),
+    Entry("as-reduction", catalog.make_reduction,
+          "Alg 4 (Lemma 4.2) around any base learner (EXP2 registered), B = 1, losses in "
+          "[-1, 1]^N (forwarded losses 2 eps-DP)"),
+]
