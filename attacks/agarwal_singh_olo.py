@@ -87,12 +87,13 @@ class OLORound1(Attack):
             refuse_losses(self.name, alg, a, b)
 
     def scenarios(self, alg):
+        pairs = self._pairs(alg)
         T, N = alg.horizon, alg.n_arms
         eta = float(alg.params["eta"])
         rounds = min(T, 4)
         focus = list(range(1, rounds))
         out = []
-        for label, a, b, v in self._pairs(alg):
+        for label, a, b, v in pairs:
             moved = np.flatnonzero(a[0] != b[0])
             # x_2 ≤ −ηv/2 on every moved coordinate ⟺ (inside 𝒳) L̃_1 ≥ v there,
             # beyond both means; the projection only adds points beyond them.
