@@ -114,3 +114,29 @@ def test_the_olo_attack_pairs_are_neighbours_in_the_loss_class():
         ATTACKS["as-olo-round1"].applies(build("as-ftrl-experts"))
     with pytest.raises(ValueError, match="as-reduction"):
         ATTACKS["as-reduction-canary"].applies(build("as-bandit-exp2"))
+
+
+@pytest.mark.parametrize("T", [2, 16])
+def test_lemma33_paper_matches_reference_on_same_stream(T):
+    """as-ftrl-lemma33-paper is Algorithm 1 + 2 on [−1, 1]^N releasing every
+    node through t = T: the per-run PrivateSum reference gives the same
+    experts, points and released nodes (all T of them) on one stream."""
+    from tests.reference_agarwal_singh import RefTreeFTRL
+    alg = build("as-ftrl-lemma33-paper", horizon=T, arms=3, params={"lam": 0.3})
+    assert alg.loss_range == (-1.0, 1.0)
+    assert alg.extra["tree"]["released_until"] == T
+    losses = np.random.default_rng(11).uniform(-1, 1, (T, 3))
+    for seed in range(3):
+        tr = simulate(alg, losses, 1, np.random.default_rng(seed), record_transcript=True,
+                      point_rounds=range(T))
+        rng = np.random.default_rng(seed)
+        ref = RefTreeFTRL(3, T, alg.params["draws"], laplace(0.3), laplace_pad(0.3), "ftrl",
+                          alg.params["eta"])
+        acts = []
+        for t, row in enumerate(losses):
+            acts.append(ref.act(rng))
+            np.testing.assert_allclose(tr.points[t][0], ref.x, rtol=1e-10, atol=1e-12)
+            ref.feed(row, rng)
+        np.testing.assert_array_equal(tr.actions[0], acts)
+        np.testing.assert_allclose(tr.releases[0], np.array(ref.released), rtol=1e-12,
+                                   atol=1e-12)

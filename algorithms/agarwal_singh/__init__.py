@@ -49,4 +49,7 @@ ENTRIES += [
     Entry("as-reduction", catalog.make_reduction,
           "Alg 4 (Lemma 4.2) around any base learner (EXP2 registered), B = 1, losses in "
           "[-1, 1]^N (forwarded losses 2 eps-DP)"),
+    Entry("as-ftrl-lemma33-paper", catalog.make_ftrl_experts_lemma33_paper,
+          "Lemma 3.3 as stated: all tree nodes through t = T, losses in [-1, 1]^N "
+          "(true eps = 2 eps(k+1)/k at T = 2^k; 4 eps at T = 2)", horizon=2),
 ]

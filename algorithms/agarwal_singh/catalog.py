@@ -448,3 +448,23 @@ def make_reduction(T=1000, K=2, epsilon=1.0, delta=0.0, B=1.0, eta=None,
                          loss_range=PAPER_LOSSES)
 
     return build(exp2_learner(N, eta, gamma))
+
+
+def make_ftrl_experts_lemma33_paper(T=2, K=2, epsilon=1.0, delta=0.0, eta=None,
+                                    lam=None) -> Algorithm:
+    """Lemma 3.3's object, (L̃_t : t ∈ [T]) — here every tree node through
+    t = T — with λ = N⌈log₂T⌉/ε, on the paper's loss class [−1, 1]^N
+    (``make_ftrl_experts_lemma33`` takes [0, 1]^N, to isolate the root).
+    Both defects then add up: at T = 2^k round 1 lies in k + 1 released
+    nodes, each moved by up to 2N in ℓ₁, so the true ε is 2ε(k + 1)/k; at
+    T = 2 no padding draw is added (⌈log₂ 2⌉ = 1 = popcount), so L̃_1, L̃_2
+    are exactly the nodes [1, 1] and [1, 2] and the stated sequence is
+    4ε-DP, not ε-DP."""
+    T = _tree_horizon(T)
+    return _ftrl("as-ftrl-lemma33-paper", T, K, epsilon, eta, lam,
+                 lambda N, d, e: N * d / e, T,
+                 "Lemma 3.3 ((L̃_t : t ∈ [T]) ε-DP with λ = ‖l‖₁⌈log₂T⌉/ε = N⌈log₂T⌉/ε, incl. "
+                 "the root at t = T), losses in [−1, 1]^N (‖l_t‖∞ ≤ 1, Section 2)",
+                 f"paper claim on its own loss class: transcript includes the node completed at "
+                 f"t = T (levels(T) = {tree.levels(T)} vs ⌈log₂T⌉ = {depth(T)}), and a row of "
+                 f"[−1, 1]^N moves a node by up to 2N", loss_range=PAPER_LOSSES)
