@@ -38,7 +38,7 @@ the event is frequent, so the formulas are those of the code.
   Φ(d/(σ√2)), d = l_1(1) − l_1(2) ∈ [−2, 2], so the experts' exact pure ε
   at T = 2 is ln Φ(√2/σ)/Φ(−√2/σ) (finite: the output space is finite).
 
-    python benchmarks/findings_closed_forms.py
+    python benchmarks/findings_closed_forms.py [--tbe-grid 20001]
 """
 from __future__ import annotations
 
@@ -135,7 +135,49 @@ def smallest_threshold(f, lo: float, hi: float, target: float = 1.0) -> float:
     return hi
 
 
-def main() -> int:
+def thm52_bracket(grid: int = 20_001, T: int = 16, S: int = 2, eps: float = 0.99) -> dict:
+    """Theorem 5.2 of Asi, Raman & Saha (N = 2): the certified bracket of the
+    run event {J_t = 2 for every t in 2..k} under round 1 (1, 0) vs (0, 1)
+    (the attack tbe-expert-run), from the scalar state model's recursion on
+    a grid of ``grid`` states (the audit's own grid is coarser: its bracket
+    is wider), at the k with the largest certified lower end; and the
+    uncertified estimate of the same event's log-ratio over the whole
+    horizon at T = 1000, S = 1 (grid 8001)."""
+    import numpy as np
+    from algorithms import build
+    from attacks import ATTACKS
+    from audit.engine.models.scalar_state.recursion import (Grid, estimate_runs, run_bounds,
+                                                            state_model_of)
+    out = {}
+    for key, (t, s, n, certify) in {"short": (T, S, grid, True),
+                                    "horizon": (1000, 1, 8001, False)}.items():
+        alg = build("tbe-adaptive", horizon=t, epsilon=eps, params={"S": s})
+        model = state_model_of(alg)
+        sc = ATTACKS["tbe-expert-run"].scenarios(alg)[0]
+        g = Grid(model.lo, model.hi, n)
+        ea = estimate_runs(model, sc.losses_a, t, 1, 1, g)
+        eb = estimate_runs(model, sc.losses_b, t, 1, 1, g)
+        if certify:
+            a = run_bounds(model, sc.losses_a, t, 1, 1, g)
+            b = run_bounds(model, sc.losses_b, t, 1, 1, g)
+            lo, hi = a.log_lo - b.log_hi, a.log_hi - b.log_lo
+            k = int(np.argmax(lo))
+            out[key] = {"T": t, "S": s, "grid": n, "k": k + 2, "lower": float(lo[k]),
+                        "upper": float(hi[k]), "estimate": float((ea - eb)[k])}
+        else:
+            k = int(np.argmax(ea - eb))
+            out[key] = {"T": t, "S": s, "grid": n, "k": k + 2, "estimate": float((ea - eb)[k]),
+                        "log_p": float(ea[k])}
+    return out
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tbe-grid", type=int, default=0,
+                    help="also bracket Theorem 5.2's run event at T = 16, S = 2, ε = 0.99 on a "
+                         "grid of this many states (20001: minutes), and estimate it at T = 1000")
+    args = ap.parse_args(argv)
     r = thm31_t2()
     print("Agarwal & Singh, Theorem 3.1 / Cor. 3.2.1, losses in [-1, 1]^2, T = 2, eps = 1")
     print(f"  eta = {r['eta']:.6g}, lam = {r['lam']:g}; event {r['event']}: "
@@ -161,6 +203,14 @@ def main() -> int:
     print("Theorem 3.5 read as pure eps, T = 2, N = 2 (sigma of the theorem at delta = 1e-6)")
     print(f"  sigma = {r['sigma']:.6g}: P(I_2 = 2) = {r['p']:.6g} vs {r['q']:.6g}, exact pure "
           f"eps of the experts {r['log_ratio']:.6f}")
+    if args.tbe_grid:
+        r = thm52_bracket(args.tbe_grid)
+        a, b = r["short"], r["horizon"]
+        print(f"Asi, Raman & Saha, Theorem 5.2, N = 2, eps = 0.99, run event J_t = 2 for t in 2..k")
+        print(f"  T = {a['T']}, S = {a['S']}, grid {a['grid']}: k = {a['k']}, certified log-ratio "
+              f"in [{a['lower']:.6f}, {a['upper']:.6f}] (estimate {a['estimate']:.6f})")
+        print(f"  T = {b['T']}, S = {b['S']}, grid {b['grid']}: k = {b['k']}, estimate "
+              f"{b['estimate']:.6f} on an event of log-probability {b['log_p']:.2f} (not certified)")
     return 0
 
 

@@ -165,9 +165,10 @@ SWEEPS = [
           _grid(horizon=[16, 1000], arms=[2, 4]),
           ["--epsilon", "0.99", "--attack", "tbe-expert-run", "--attack", "tbe-full-row",
            "--mode", "black-box"]),
-    Sweep("ars-thm41", "Thm 4.1 (ℬ over the meta-experts, 𝒜 = Algorithm 1): ε-DP experts, "
-          "T, N, S", "tbe-meta", _grid(horizon=[4, 8, 16], arms=[2, 3], param_S=[0, 1, 2]),
-          ["--attack", "first-round", "--attack", "tbe-window-tail", "--mode", "black-box"]),
+    Sweep("ars-thm41", "Thm 4.1 (ℬ over the meta-experts, 𝒜 = Algorithm 1): (ε, δ)-DP experts, "
+          "ε ∈ (0, 1), T, N, S", "tbe-meta", _grid(horizon=[4, 8, 16], arms=[2, 3], param_S=[0, 1, 2]),
+          ["--epsilon", "0.99", "--attack", "first-round", "--attack", "tbe-window-tail",
+           "--mode", "black-box"]),
     # ---------------------------------------------------------- Ene, Nguyen & Vladu
     Sweep("pfb-lemma7", "Lemma 7 (Laplace tree): ε-DP points, n, T", "pfb-laplace",
           _grid(arms=[4, 16, 64], horizon=[64]) + _grid(arms=[4], horizon=[16, 256]),
