@@ -36,3 +36,20 @@ ENTRIES: list = [
           "losses in [0, 1]^N",
           horizon=16),
 ]
+
+# Corollary 3.2's sphere and cube, and Lemma 4.2's reduction around any base
+# learner (docs/findings.md): each on the paper's own loss class.
+ENTRIES += [
+    Entry("as-ftrl-sphere", catalog.make_ftrl_sphere,
+          "Alg 1+2: FTRL (R = ||x||^2) over the unit l2 ball, losses in the unit l2 ball "
+          "(Cor 3.2.2; tree nodes 2 eps-DP)", horizon=2),
+    Entry("as-ftrl-cube", catalog.make_ftrl_cube,
+          "Alg 1+2: FTRL (R = ||x||^2) over [-1, 1]^N, losses in the unit l1 ball "
+          "(Cor 3.2.3; tree nodes 2 eps-DP)", horizon=2),
+    Entry("as-reduction", catalog.make_reduction,
+          "Alg 4 (Lemma 4.2) around any base learner (EXP2 registered), B = 1, losses in "
+          "[-1, 1]^N (forwarded losses 2 eps-DP)"),
+    Entry("as-ftrl-lemma33-paper", catalog.make_ftrl_experts_lemma33_paper,
+          "Lemma 3.3 as stated: all tree nodes through t = T, losses in [-1, 1]^N "
+          "(true eps = 2 eps(k+1)/k at T = 2^k; 4 eps at T = 2)", horizon=2),
+]

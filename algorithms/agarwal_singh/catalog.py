@@ -314,3 +314,157 @@ def _bandit_exp2(name, loss_range, T, K, epsilon, eta, gamma) -> Algorithm:
                      {"epsilon": epsilon, "lam": lam, "eta": eta, "gamma": gamma},
                      default_attacks=("first-round", "rare-arm"), notes=notes,
                      extra={"mechanism": mechanism}, loss_range=loss_range)
+
+
+# ------------------------------------------------------------------------
+# Corollary 3.2's other instances (sphere, cube) and Lemma 4.2's reduction
+# around any base learner: the rows of docs/findings.md that the experts'
+# and bandits' algorithms above do not cover.
+
+def _norm_ball_check(N: int, p: float, what: str):
+    """``check_losses`` for a loss class that is a unit ℓ_p ball (Section 2:
+    the sphere's 𝒴 is the unit ℓ₂ ball, the cube's the unit ℓ₁ ball)."""
+    import numpy as np
+
+    def check(losses):
+        arr = np.asarray(losses, dtype=float)
+        if arr.ndim != 2 or arr.shape[1] != N:
+            raise ValueError(f"loss rows must have shape (T, N = {N}), got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("losses must be finite")
+        norms = np.linalg.norm(arr, ord=p, axis=1)
+        if np.any(norms > 1.0 + 1e-9):
+            t = int(np.argmax(norms))
+            raise ValueError(f"losses must lie in {what} (Section 2); row {t + 1} has "
+                             f"ℓ{p:g} norm {norms[t]:.6g}")
+        return arr
+    return check
+
+
+# body -> (‖𝒴‖₁ as a function of N, 𝒴 in words, ℓ_p of 𝒴's ball, D_R(N), Corollary item)
+OLO_BODIES = {
+    "sphere": (lambda N: math.sqrt(N), "the unit ℓ₂ ball", 2, lambda N: 1.0,
+               "Corollary 3.2.2 (OLO over the sphere: λ = √N log T/ε, R(x) = ‖x‖₂²)"),
+    "cube": (lambda N: 1.0, "the unit ℓ₁ ball", 1, lambda N: float(N),
+             "Corollary 3.2.3 (OLO over the cube: λ = log T/ε, R(x) = ‖x‖₂²)"),
+}
+
+
+def olo_eta(T: int, N: int, body: str) -> float:
+    """η = √(D_R / Σ_t max‖l_t‖*²) (Theorem 3.4's proof, as ``ftrl_eta``):
+    for R(x) = ‖x‖₂² the local dual norm is ‖l‖₂/√2, and ‖l‖₂ ≤ 1 on both
+    loss classes, so Σ_t max‖l_t‖*² = T/2; D_R = max R − min R is 1 on the
+    ball and N on the cube: η = √(2/T) (sphere), √(2N/T) (cube).  The
+    privacy claim does not depend on η (the predictions are post-processing
+    of the noisy sums whatever η is)."""
+    return math.sqrt(2.0 * OLO_BODIES[body][3](N) / T)
+
+
+def _ftrl_olo(name: str, body: str, T, K, epsilon, eta, lam) -> Algorithm:
+    from .olo import ftrl_olo_learner
+    T = _tree_horizon(T)
+    N = check_arms(K)
+    epsilon = check_epsilon(epsilon)
+    d = depth(T)
+    y1, words, p, _, source = OLO_BODIES[body]
+    eta = check_positive("eta", olo_eta(T, N, body) if eta is None else eta)
+    lam = check_positive("lam", y1(N) * d / epsilon if lam is None else lam)
+    claim = Claim(epsilon, 0.0, "actions",
+                  f"{PAPER}, Theorem 3.1 / {source}; the tree nodes completed by T − 1, which "
+                  f"x_1..x_T read, are the proof's object",
+                  output=f"the predictions x_1..x_T (Theorem 3.1), losses in {words}")
+    mechanism = {"law": "laplace", "sensitivity": float(y1(N) * d), "scale": lam,
+                 "compositions": 1,
+                 "source": f"Lap^N(λ) tree nodes read by x_1..x_T; one round lies in ⌈log₂T⌉ of "
+                           f"them, ℓ₁ ≤ ‖𝒴‖₁ = {y1(N):.4g} each (Lemma 3.3); two rows of "
+                           f"{words} are up to 2‖𝒴‖₁ apart in ℓ₁"}
+    notes = (f"output: the points x_t = Π(−ηL̃_(t−1)/2) on the {body}; losses in {words}, "
+             f"whose ℓ₁ diameter 2‖𝒴‖₁ is twice what λ covers (the tree nodes are 2ε-DP)")
+    learner = ftrl_olo_learner(N, T, eta, lam, d, T - 1, body)
+    # The loss class is the ball (``check_losses``); ``loss_range`` is the
+    # largest box inside it, [−r, r]^N with r = N^(−1/p), where the neighbour
+    # search and the generic attacks build their pairs (every row of that box
+    # is in the class).  as-olo-round1 builds its pairs on the ball itself.
+    r = N ** (-1.0 / p)
+    notes += f"; generic attacks and the search build their pairs in [−{r:.4g}, {r:.4g}]^N ⊂ 𝒴"
+    return Algorithm(name, learner, claim, T, N,
+                     {"epsilon": epsilon, "eta": eta, "lam": lam, "draws": d},
+                     default_attacks=("as-olo-round1",), notes=notes,
+                     extra={"tree": {"released_until": T - 1, "N": N}, "mechanism": mechanism,
+                            "olo": body},
+                     loss_range=(-r, r), check_losses=_norm_ball_check(N, p, words))
+
+
+def make_ftrl_sphere(T=2, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -> Algorithm:
+    """Algorithm 1 + 2 for OLO over the sphere (Corollary 3.2.2): 𝒳 and 𝒴
+    the unit ℓ₂ balls, R(x) = ‖x‖₂², 𝒟 = Lap^N(λ), λ = √N⌈log₂T⌉/ε.
+    Claim: ε-DP of the predictions (Theorem 3.1).  Default T = 2, where the
+    predictions read one tree node and show its full privacy loss."""
+    return _ftrl_olo("as-ftrl-sphere", "sphere", T, K, epsilon, eta, lam)
+
+
+def make_ftrl_cube(T=2, K=2, epsilon=1.0, delta=0.0, eta=None, lam=None) -> Algorithm:
+    """Algorithm 1 + 2 for OLO over the cube (Corollary 3.2.3): 𝒳 = [−1, 1]^N,
+    𝒴 the unit ℓ₁ ball, R(x) = ‖x‖₂², 𝒟 = Lap^N(λ), λ = ⌈log₂T⌉/ε.
+    Claim: ε-DP of the predictions (Theorem 3.1).  Default T = 2."""
+    return _ftrl_olo("as-ftrl-cube", "cube", T, K, epsilon, eta, lam)
+
+
+def make_reduction(T=1000, K=2, epsilon=1.0, delta=0.0, B=1.0, eta=None,
+                   gamma=None) -> Algorithm:
+    """Algorithm 4 𝒜′(𝒜, Lap^N(λ)) of Lemma 4.2, λ = B/ε, around a base
+    bandit learner 𝒜 (registered: Algorithm 5, EXP2 with Theorem 4.1's η
+    and γ, i.e. as-bandit-exp2 written as the reduction) on [−1, 1]^N with
+    B = 1 (Theorem 4.1's proof: max |⟨l, e_i⟩|/‖e_i‖∞ ≤ ‖𝒴‖∞ ≤ 1).
+
+    Lemma 4.2 holds "for any 𝒜", so ``rebuild`` swaps the base learner and
+    the auditor may choose the most revealing one (attack
+    ``as-reduction-canary``).  Claim: ε-DP of the arms x̃_t = e_{i_t}."""
+    from .olo import exp2_learner, reduction_learner
+    T, N, epsilon = check_horizon(T), check_arms(K), check_epsilon(epsilon)
+    B = check_positive("B", B)
+    lam = B / epsilon
+    _, eta0, gamma0 = exp2_parameters(T, N, epsilon)
+    eta = check_positive("eta", eta0 if eta is None else eta)
+    gamma = check_positive("gamma", gamma0 if gamma is None else gamma, upper=1.0)
+    claim = Claim(epsilon, 0.0, "actions",
+                  f"{PAPER}, Lemma 4.2 (Algorithm 4 around any bandit algorithm 𝒜, λ = B/ε; "
+                  f"B = 1 on [−1, 1]^N as in Theorem 4.1's proof); the forwarded noisy losses "
+                  f"are the proof's object",
+                  output="the points x̃_t = e_(i_t) played, i.e. the arms (Lemma 4.2), losses in "
+                         "[-1, 1]^N")
+    mechanism = {"law": "laplace", "sensitivity": B, "scale": lam, "compositions": 1,
+                 "source": f"Lemma 4.2: ⟨l_t, x̃_t⟩ + Lap(λ), |⟨l, x̃⟩|/‖x̃‖∞ ≤ B = {B:g}; two "
+                           f"losses in [−B, B] are up to 2B apart"}
+    params = {"epsilon": epsilon, "B": B, "lam": lam, "eta": eta, "gamma": gamma}
+
+    def build(base) -> Algorithm:
+        return Algorithm("as-reduction", reduction_learner(base, lam), claim, T, N, params,
+                         rebuild=build, base_arms=N,
+                         default_attacks=("as-reduction-canary", "first-round"),
+                         notes="Lemma 4.2 holds for every base learner 𝒜: the canary attack "
+                               "chooses one",
+                         extra={"mechanism": mechanism, "reduction": True},
+                         loss_range=PAPER_LOSSES)
+
+    return build(exp2_learner(N, eta, gamma))
+
+
+def make_ftrl_experts_lemma33_paper(T=2, K=2, epsilon=1.0, delta=0.0, eta=None,
+                                    lam=None) -> Algorithm:
+    """Lemma 3.3's object, (L̃_t : t ∈ [T]) — here every tree node through
+    t = T — with λ = N⌈log₂T⌉/ε, on the paper's loss class [−1, 1]^N
+    (``make_ftrl_experts_lemma33`` takes [0, 1]^N, to isolate the root).
+    Both defects then add up: at T = 2^k round 1 lies in k + 1 released
+    nodes, each moved by up to 2N in ℓ₁, so the true ε is 2ε(k + 1)/k; at
+    T = 2 no padding draw is added (⌈log₂ 2⌉ = 1 = popcount), so L̃_1, L̃_2
+    are exactly the nodes [1, 1] and [1, 2] and the stated sequence is
+    4ε-DP, not ε-DP."""
+    T = _tree_horizon(T)
+    return _ftrl("as-ftrl-lemma33-paper", T, K, epsilon, eta, lam,
+                 lambda N, d, e: N * d / e, T,
+                 "Lemma 3.3 ((L̃_t : t ∈ [T]) ε-DP with λ = ‖l‖₁⌈log₂T⌉/ε = N⌈log₂T⌉/ε, incl. "
+                 "the root at t = T), losses in [−1, 1]^N (‖l_t‖∞ ≤ 1, Section 2)",
+                 f"paper claim on its own loss class: transcript includes the node completed at "
+                 f"t = T (levels(T) = {tree.levels(T)} vs ⌈log₂T⌉ = {depth(T)}), and a row of "
+                 f"[−1, 1]^N moves a node by up to 2N", loss_range=PAPER_LOSSES)

@@ -23,3 +23,10 @@ ENTRIES: list = [
     Entry("tbe-adaptive-fixed", catalog.make_tbe_adaptive_fixed,
           "ARS Alg 3 with Laplace(N/eps) per coordinate (l1-sensitivity N)"),
 ]
+
+# Theorem 4.1's reduction over meta-experts, around Algorithm 1 (docs/findings.md).
+ENTRIES += [
+    Entry("tbe-meta", catalog.make_tbe_meta,
+          "ARS Thm 4.1: Alg 1 over the meta-experts (<= S switches), playing their experts",
+          horizon=8),
+]

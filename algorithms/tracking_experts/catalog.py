@@ -182,3 +182,28 @@ def make_tbe_adaptive_n2(T=1000, K=2, epsilon=1.0, S=1, eta=1.0) -> Algorithm:
                      f"J_1..J_T), Laplace(1/ε) per coordinate",
                      "the box with N = 2, η = 1: audited on the chosen experts",
                      attacks=N2_ATTACKS)
+
+
+# ------------------------------------------------------------ Theorem 4.1
+def make_tbe_meta(T=8, K=2, epsilon=1.0, S=1) -> Algorithm:
+    """Theorem 4.1's ℬ (``meta``) around 𝒜 = Algorithm 1 over the meta-experts
+    (report-noisy-max with Laplace(2/ε), ε-DP by Theorem 3.1 on any loss
+    sequence in [0, 1]^|ℰ|).  Claim: ℬ is ε-DP for the experts it plays
+    (Theorem 4.1: 𝒜's (ε, δ), here δ = 0, carries over).  |ℰ| = Σ_{c ≤ S}
+    C(T, c) N^{c+1}: 34 at the default T = 8, N = 2, S = 1."""
+    from .meta import meta_experts, meta_reduction_learner
+    T, K, epsilon = _common(T, K, epsilon)
+    S = check_int("S (switches)", S, 0, T)
+    table = meta_experts(T, K, S)
+    if table.shape[0] > 20_000:
+        raise ValueError(f"Theorem 4.1's meta-experts number {table.shape[0]} at T = {T}, "
+                         f"N = {K}, S = {S}; keep it below 20 000")
+    claim = Claim(epsilon, 0.0, "actions",
+                  f"{PAPER}, Theorem 4.1 (ℬ over the meta-experts around 𝒜 = Algorithm 1, "
+                  f"which is ε-DP by Theorem 3.1)", output=EXPERTS)
+    learner = meta_reduction_learner(lazy_learner(table.shape[0], 2.0 / epsilon), table, K)
+    return Algorithm("tbe-meta", learner, claim, T, K,
+                     {"S": S, "meta_experts": int(table.shape[0]), "noise_scale": 2.0 / epsilon},
+                     default_attacks=LAZY_ATTACKS,
+                     notes=f"Theorem 4.1's reduction: Algorithm 1 over {table.shape[0]} "
+                           f"meta-experts (≤ {S} switches); ℬ plays the chosen one's expert")
