@@ -131,6 +131,11 @@ class SequenceIs:
     def labels(self) -> list[str]:
         return ["I = (" + ",".join(str(c) for c in s) + ")" for s in self.sequences]
 
+    @property
+    def blocks(self) -> list:
+        """Distinct whole sequences exclude one another (``audit.engine.unions``)."""
+        return [(0, len(self.sequences))]
+
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         keys = _encode(actions, self.n_codes)
         wanted = _encode(np.asarray(self.sequences, dtype=np.int64), self.n_codes)
