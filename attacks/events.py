@@ -36,6 +36,11 @@ class ActionAt:
     def labels(self) -> list[str]:
         return [f"I_{t + 1} = {a + 1}" for t in self.rounds for a in range(self.n_arms)]
 
+    @property
+    def blocks(self) -> list:
+        """The arms of one round exclude one another (``audit.engine.unions``)."""
+        return [(k * self.n_arms, self.n_arms) for k in range(len(self.rounds))]
+
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         cols = actions[:, list(self.rounds)]
         return np.stack([(cols == a).sum(axis=0) for a in range(self.n_arms)], axis=1).ravel()

@@ -136,6 +136,11 @@ class SequenceIs:
         # 1-based, like every event's codes (``I_t = 2`` is code 2, arm 2)
         return ["I = (" + ",".join(str(c + 1) for c in s) + ")" for s in self.sequences]
 
+    @property
+    def blocks(self) -> list:
+        """Distinct whole sequences exclude one another (``audit.engine.unions``)."""
+        return [(0, len(self.sequences))]
+
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         keys = _encode(actions, self.n_codes)
         wanted = _encode(np.asarray(self.sequences, dtype=np.int64), self.n_codes)

@@ -13,7 +13,8 @@ releases (``attacks.values.release_family``), which the witness reads too.
 
 May import: ``algorithms`` (its ``simulate``), ``attacks.events``, ``attacks.values``,
 ``audit.engine.bounds``, ``audit.engine.features``, ``audit.engine.witness``,
-``audit.engine.sampling``, ``audit.engine.evidence.base``, ``audit.engine.words``.
+``audit.engine.sampling``, ``audit.engine.unions``, ``audit.engine.evidence.base``,
+``audit.engine.words``.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_
 from audit.engine.evidence.base import Evidence, EvidenceResult
 from audit.engine.features import for_pair
 from audit.engine.sampling import Request
+from audit.engine.unions import with_ranked_unions
 from audit.engine.words import code_labels, event_label
 from audit.engine.witness import TRAINING_STREAMS, features_task, train, training_runs
 
@@ -196,14 +198,16 @@ def _count_task(scenario, losses, events=None):
     return task
 
 
-def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40) -> dict:
+def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40,
+                  members=None) -> dict:
     """ε_lb of the chosen event on growing prefixes of the held-out chunks, so
     a reader sees whether more budget would help.  (Each point is a valid bound
     on its own; the curve is for reading, the verdict uses the full budget.)"""
     e = labels.index(test.event)
+    m = members[e] if members is not None else [e]      # a union: the sum of its members
     num, den = (parts_a, parts_b) if test.direction == "l>l'" else (parts_b, parts_a)
-    x = np.cumsum([p[2][e] for p in num])
-    y = np.cumsum([p[2][e] for p in den])
+    x = np.cumsum([p[2][m].sum() for p in num])
+    y = np.cumsum([p[2][m].sum() for p in den])
     n = np.cumsum([p[3] for p in num])
     keep = np.unique(np.linspace(0, len(n) - 1, min(points, len(n))).astype(int))
     eps = []
@@ -431,8 +435,12 @@ class EventTestEvidence(Evidence):
                           np.sum([p[2] for p in parts], axis=0), sum(p[3] for p in parts)))
         (sa, n_sel, ha, n_hold), (sb, n_sel_b, hb, n_hold_b) = sides
         assert n_sel == n_sel_b and n_hold == n_hold_b
+        # Unions of disjoint outputs ranked on the selection half (no α).
+        labels, sa, sb, ha, hb, members = with_ranked_unions(self.events, labels, sa, sb, ha,
+                                                             hb)
         test = select_and_test(sa, sb, n_sel, ha, hb, n_hold, labels, alpha, delta=claim.delta)
-        curve = _budget_curve(test, labels, samples[0], samples[1], alpha, claim.delta)
+        curve = _budget_curve(test, labels, samples[0], samples[1], alpha, claim.delta,
+                              members=members)
         witness = None
         if self.witness is not None:
             witness = {**self.witness.describe(), "chosen": self.witness.owns(test.event)}
