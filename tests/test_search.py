@@ -171,7 +171,7 @@ def test_search_is_added_to_the_defaults_and_runs_alone_without_any(capsys):
                                                          "search"]
     assert attack_names(build("private-exp3"), ["canary"]) == ["canary"]
     code = main(["run", "tests.user_algos:no_attacks", "--horizon", "30", "--trials", "2000",
-                 "--no-store"])
+                 "--no-store", "-v"])
     out = capsys.readouterr()
     assert code == 0, out.err
     assert "search:round-" in out.out and "--attack search" in out.out

@@ -127,9 +127,21 @@ class AuditResult:
                 and ceiling < c.epsilon):
             lines.append(f"  note: at this budget black-box evidence can show at most "
                          f"ε = {ceiling:.3g}, below the claim: raise --trials")
+        # What the audit could not read of the claim's output: one line each.
+        lines += [f"  note: {n}" for n in self.notes]
         lines.append("  " + self._verdict_line())
         lines.append(f"  reproduce: {self.command}")
+        lines += self._strongest_lines()
         return "\n".join(lines)
+
+    def _strongest_lines(self) -> list[str]:
+        """Where the strongest evidence was found, when at swept parameters."""
+        if not self.strongest:
+            return []
+        at = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                       for k, v in self.strongest["parameters"].items())
+        return [f"  strongest evidence at {at} (a corner of the claim's range): "
+                f"{self.strongest['reproduce']}"]
 
     def _verdict_line(self) -> str:
         c = self.claim
@@ -181,11 +193,7 @@ class AuditResult:
                      f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
         lines.append("  " + self._verdict_line())
         lines.append(f"  reproduce: {self.command}")
-        if self.strongest:
-            at = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
-                           for k, v in self.strongest["parameters"].items())
-            lines.append(f"  strongest evidence at {at} (a corner of the claim's range): "
-                         f"{self.strongest['reproduce']}")
+        lines += self._strongest_lines()
         return "\n".join(lines)
 
 
