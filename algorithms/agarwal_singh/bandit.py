@@ -57,6 +57,14 @@ def private_exp2_learner(N: int, eta: float, gamma: float, lam: float) -> Learne
         logq[np.arange(logq.shape[0]), actions] -= eta * noisy / state["p_played"]
         return {**state, "logq": logq, "released": noisy}
 
+    return Learner(init=init, act=act, feed=feed, n_arms=N,
+                   transcript=played_loss_laplace(lam))
+
+
+def played_loss_laplace(lam: float) -> TranscriptModel:
+    """The transcript of Algorithm 4: round t releases the played arm's loss
+    ℓ_t(i_t) plus Laplace(λ), kept in the state's ``released``."""
+
     def means(actions, losses, aux=None, advice=None):
         T = actions.shape[1]
         return np.asarray(losses, dtype=float)[np.arange(T), actions]
@@ -68,6 +76,5 @@ def private_exp2_learner(N: int, eta: float, gamma: float, lam: float) -> Learne
         b = np.asarray(losses_b, dtype=float)[:rounds]
         return np.abs(a - b).max(axis=1)
 
-    model = TranscriptModel(released=lambda s: s["released"], means=means, scale=float(lam),
-                            shift_bound=shift_bound)
-    return Learner(init=init, act=act, feed=feed, n_arms=N, transcript=model)
+    return TranscriptModel(released=lambda s: s["released"], means=means, scale=float(lam),
+                           shift_bound=shift_bound)

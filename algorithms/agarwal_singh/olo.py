@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import Learner, TranscriptModel, sample_categorical, softmax_rows
+from ..core import Learner, sample_categorical, softmax_rows
+from .bandit import played_loss_laplace
 from .full_info import _tree_learner, laplace_pad
 
 
@@ -102,15 +103,5 @@ def reduction_learner(base: Learner, lam: float) -> Learner:
         noisy = obs + rng.laplace(0.0, lam, obs.shape[0])
         return {"base": base.feed(state["base"], actions, noisy, rng), "released": noisy}
 
-    def means(actions, losses, aux=None, advice=None):
-        T = actions.shape[1]
-        return np.asarray(losses, dtype=float)[np.arange(T), actions]
-
-    def shift_bound(losses_a, losses_b, rounds, advice=None):
-        a = np.asarray(losses_a, dtype=float)[:rounds]
-        b = np.asarray(losses_b, dtype=float)[:rounds]
-        return np.abs(a - b).max(axis=1)
-
-    model = TranscriptModel(released=lambda s: s["released"], means=means, scale=float(lam),
-                            shift_bound=shift_bound)
-    return Learner(init=init, act=act, feed=feed, n_arms=base.n_arms, transcript=model)
+    return Learner(init=init, act=act, feed=feed, n_arms=base.n_arms,
+                   transcript=played_loss_laplace(lam))
