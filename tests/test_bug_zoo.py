@@ -144,6 +144,19 @@ def test_a_claim_correct_at_1000_is_refuted_at_a_swept_corner():
     assert "search:horizon=2:" in r.strongest["scenario"]
 
 
+def test_white_box_evidence_at_a_swept_corner_names_its_parameters():
+    """Theorem B.2 holds "when run with ε, η > 0": tbe-adaptive's search
+    sweeps η, and its exact recursion certificate at η = 8 (1.00213 > 1, no
+    statistical error, so any budget shows it) is reported with the
+    parameters and a command that reruns the audit there."""
+    r = audit_algorithm(build("tbe-adaptive"), trials=5_000, seed=0, jobs=1)
+    assert r.verdict == "violation"
+    assert r.strongest is not None and r.strongest["parameters"] == {"eta": 8.0}
+    assert "[white-box recursion]" in r.strongest["scenario"]
+    assert "--param eta=8" in r.strongest["reproduce"]
+    assert "strongest evidence at eta = 8" in r.summary()
+
+
 def test_the_reproduce_command_names_the_swept_flags():
     """``variant_command`` sets the swept parameters on the audit's own
     command: a size flag replaced or added, a parameter as --param (one of

@@ -144,7 +144,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
                        refused=tuple(refusal_reason(found) for found in refused.values()),
                        notes=tuple(audit_notes(alg, claim, scenarios, black)),
-                       strongest=strongest_evidence(results, scenarios, command))
+                       strongest=strongest_evidence(results, [e.scenario for e in evidence],
+                                                   command))
 
 
 def claim_of(sc, claim: Claim, overridden: bool) -> Claim:
@@ -187,13 +188,14 @@ def audit_notes(alg: Algorithm, claim: Claim, scenarios, black: bool) -> list[st
 def strongest_evidence(results, scenarios, command: str) -> Optional[dict]:
     """Where the largest ε lower bound was found, when that is at swept
     parameters (a corner of the claim's declared ranges): the parameters and
-    the command that audits the algorithm there."""
+    the command that audits the algorithm there.  ``scenarios[i]`` is the
+    scenario ``results[i]`` was computed on (a white-box result's label
+    carries its mode, so labels cannot be matched)."""
     if not results:
         return None
-    by_label = {sc.label: sc for sc in scenarios}
-    best = max(results, key=lambda r: r.per_record_lower_bound)
-    sc = by_label.get(best.label)
-    swept = (sc.algorithm.extra or {}).get("swept") if sc is not None else None
+    i = max(range(len(results)), key=lambda k: results[k].per_record_lower_bound)
+    best, sc = results[i], scenarios[i]
+    swept = (sc.algorithm.extra or {}).get("swept")
     if not swept or best.per_record_lower_bound <= 0:
         return None
     return {"parameters": dict(swept), "scenario": best.label,
