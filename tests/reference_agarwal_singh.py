@@ -107,3 +107,16 @@ class RefPrivateEXP2:
              for k, qi in enumerate(self.q)]               # line 5
         s = sum(w)
         self.q = [wi / s for wi in w]
+
+
+def play_bandit(ref, losses, rng):
+    """One run of a per-run bandit reference (``act(rng)``, ``feed(loss,
+    rng)``, ``released``) on the loss table ``losses``: the arms it plays and
+    the noisy loss it releases each round."""
+    acts, rel = [], []
+    for row in losses:
+        i = ref.act(rng)
+        ref.feed(row[i], rng)
+        acts.append(i)
+        rel.append(ref.released)
+    return acts, rel

@@ -19,7 +19,8 @@ from attacks.agarwal_singh import released_nodes_containing, split_pair
 from audit.engine import audit_algorithm
 from algorithms.agarwal_singh.full_info import laplace_pad
 from tests.reference_agarwal_singh import (RefPrivateEXP2, RefTreeFTRL, gauss, gauss_pad,
-                                           laplace, laplace_pad as ref_laplace_pad)
+                                           laplace, laplace_pad as ref_laplace_pad,
+                                           play_bandit)
 
 NAMES = ["as-ftrl-experts", "as-ftpl", "as-bandit-exp2", "as-ftrl-experts-unit",
          "as-ftpl-unit", "as-bandit-exp2-unit", "as-ftrl-experts-ln", "as-ftrl-lemma33"]
@@ -92,13 +93,7 @@ def test_exp2_matches_reference_on_same_stream(N, name):
     for seed in range(5):
         tr = _run_vectorised(alg, losses, seed, transcript=True)
         rng = np.random.default_rng(seed)
-        ref = RefPrivateEXP2(N, p["eta"], p["gamma"], p["lam"])
-        acts, rel = [], []
-        for row in losses:
-            i = ref.act(rng)
-            ref.feed(row[i], rng)
-            acts.append(i)
-            rel.append(ref.released)
+        acts, rel = play_bandit(RefPrivateEXP2(N, p["eta"], p["gamma"], p["lam"]), losses, rng)
         np.testing.assert_array_equal(tr.actions[0], acts)
         np.testing.assert_allclose(tr.releases[0], rel, rtol=1e-12)
 

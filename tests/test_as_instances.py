@@ -13,7 +13,7 @@ from algorithms.registry import build
 from algorithms.simulate import simulate
 from attacks import ATTACKS
 from attacks.canary import threshold_canary
-from tests.reference_agarwal_singh import laplace, laplace_pad
+from tests.reference_agarwal_singh import laplace, laplace_pad, play_bandit
 from tests.reference_agarwal_singh_olo import (RefCanary, RefEXP2, RefReduction, RefTreeOLO)
 
 
@@ -65,13 +65,7 @@ def test_reduction_matches_reference_on_same_stream(N):
         for seed in range(5):
             tr = simulate(audited, losses, 1, np.random.default_rng(seed), record_transcript=True)
             rng = np.random.default_rng(seed)
-            ref = RefReduction(make_base(), alg.params["lam"])
-            acts, rel = [], []
-            for row in losses:
-                i = ref.act(rng)
-                ref.feed(row[i], rng)
-                acts.append(i)
-                rel.append(ref.released)
+            acts, rel = play_bandit(RefReduction(make_base(), alg.params["lam"]), losses, rng)
             np.testing.assert_array_equal(tr.actions[0], acts)
             np.testing.assert_allclose(tr.releases[0], rel, rtol=1e-12)
 
