@@ -122,6 +122,15 @@ CALL_OVERHEAD = 250         # runs' worth of work per simulated round of any cal
 # hundred times a vectorised learner's cost a run: its pilot gets an eighth
 # of the row-rounds, and a call costs nothing beyond its runs.
 PER_RUN_CODE_ROW_ROUNDS = PILOT_ROW_ROUNDS // 8
+# An audit of code run as written at fewer than FULL_PILOT_TRIALS runs a side
+# gets a pilot shrunk in proportion, to MIN_PILOT_SHARE of it at least: its
+# pilot would otherwise cost more than the audit itself (a quick look at
+# 2 000 runs took 20 s, 8 of them in the pilot).  The pilot only chooses
+# pairs on streams no audit run uses, so a smaller one costs power, never
+# validity.  A vectorised learner's pilot takes a second or two at any
+# budget and is left whole.
+FULL_PILOT_TRIALS = 100_000
+MIN_PILOT_SHARE = 1 / 8
 
 
 def pilot_costs(alg: Algorithm) -> tuple[int, int]:
@@ -129,6 +138,15 @@ def pilot_costs(alg: Algorithm) -> tuple[int, int]:
     if (alg.extra or {}).get("per_run_calls"):
         return PER_RUN_CODE_ROW_ROUNDS, 0
     return PILOT_ROW_ROUNDS, CALL_OVERHEAD
+
+
+def pilot_share(alg: Algorithm, trials: int | None = None) -> float:
+    """The share of its full pilot that an audit of ``alg`` at ``trials``
+    runs a side spends: 1 but for code run as written (one call per run and
+    round) audited at fewer than ``FULL_PILOT_TRIALS`` runs a side."""
+    if trials is None or not (alg.extra or {}).get("per_run_calls"):
+        return 1.0
+    return min(1.0, max(MIN_PILOT_SHARE, trials / FULL_PILOT_TRIALS))
 MIN_RUNS, MAX_RUNS = 100, 4000  # runs per side and candidate in one halving rung
 PILOT_ALPHA = 0.05          # split over a candidate's events and directions
 STAGE1 = 0.6                # share of the pilot spent on where (stage 1)
@@ -774,16 +792,19 @@ class NeighbourSearch(Attack):
         a, _, advice = space.pair(_probes(space)[0])
         return a, advice
 
-    def scenarios(self, alg: Algorithm, progress=None) -> list[Scenario]:
+    def scenarios(self, alg: Algorithm, progress=None,
+                  trials: int | None = None) -> list[Scenario]:
         """``progress(name, total, unit)``, when given, opens the phase the
         pilot reports its row-rounds to (the engine passes its reporter's
-        ``phase``: attacks never import the engine's progress machinery)."""
+        ``phase``: attacks never import the engine's progress machinery);
+        ``trials``, the audit's runs a side, sizes the pilot of code run
+        as written (``pilot_share``)."""
         space = _Space(alg)
         probes = _probes(space)
         spaces = [space] + _variant_spaces(alg)
         # The swept variants' corners are cheap: they come first.
         first = [c for sp in spaces[1:] for c in _variant_probes(sp)]
-        budget = space.budget
+        budget = space.budget * pilot_share(alg, trials)
         with (progress or _Silent)(f"neighbour search pilot ({alg.name})",
                                    int(budget * (1 + FOLLOW)), "row-rounds") as phase:
             pilot = _Pilot(spaces, phase)

@@ -35,7 +35,7 @@ import numpy as np
 from algorithms.core import Algorithm
 from algorithms.simulate import simulate
 from .base import Attack, Scenario
-from .search import NeighbourSearch, pilot_rng, pilot_score
+from .search import NeighbourSearch, pilot_rng, pilot_score, pilot_share
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
                      joint_pairs, quantile_thresholds)
 from .values import code_value_family
@@ -193,22 +193,24 @@ class PointSumBelow(PointSumAbove):
         return x <= c
 
 
-def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int):
+def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int, runs: int = PILOT_RUNS):
     T = alg.horizon
     point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
     out = []
     for side, losses in enumerate((a, b)):
         rng = np.random.default_rng(np.random.SeedSequence([EVENTS_STREAM, key, side]))
-        out.append(simulate(alg, losses, PILOT_RUNS, rng, point_rounds=point_rounds))
+        out.append(simulate(alg, losses, runs, rng, point_rounds=point_rounds))
     return out
 
 
-def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int) -> Union:
-    """The event family of a stream pair, fixed from a pilot on streams
-    ``SeedSequence([0x57EA, key, side])`` that no audit run uses."""
+def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
+                  share: float = 1.0) -> Union:
+    """The event family of a stream pair, fixed from a pilot of ``share`` ×
+    ``PILOT_RUNS`` runs a side on streams ``SeedSequence([0x57EA, key,
+    side])`` that no audit run uses."""
     T = alg.horizon
     K = alg.learner.n_arms
-    traces = _pilot(alg, a, b, key)
+    traces = _pilot(alg, a, b, key, max(MIN_RUNG, int(share * PILOT_RUNS)))
     parts = []
     if K > 1:
         rounds = tuple(range(T))
@@ -283,12 +285,14 @@ class Patterns(Attack):
                              f"under {alg.claim.relation_words if alg.claim else 'its relation'}")
         return pairs
 
-    def scenarios(self, alg, events: bool = True):
+    def scenarios(self, alg, events: bool = True, trials: int | None = None):
         """The pattern pairs; ``events=False`` leaves out their event
-        families (whose pilots take seconds), for listings."""
+        families (whose pilots take seconds), for listings; ``trials``, the
+        audit's runs a side, sizes their pilots (``pilot_share``)."""
         out = []
+        share = pilot_share(alg, trials)
         for k, (name, a, b) in enumerate(self._pairs(alg)):
-            fam = stream_events(alg, a, b, k + 1) if events else None
+            fam = stream_events(alg, a, b, k + 1, share) if events else None
             out.append(Scenario(f"patterns:{name}", alg, a, b, fam,
                                 alg.horizon, learned=True,
                                 notes=[f"the testers' pattern '{name}' on the {a.size} answers "
@@ -300,6 +304,7 @@ class Patterns(Attack):
 SEARCH_BASES = 3            # random base points besides the patterns' own
 SEARCH_SIGNS = 12           # random sign vectors
 SEARCH_RUNS = (500, 2000, 8000)   # successive-halving rungs (runs per side)
+MIN_RUNG = 100              # the fewest pilot runs a side, however small the share
 SEARCH_FINALISTS = 2
 
 
@@ -343,10 +348,12 @@ def search_candidates(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]
     return out
 
 
-def stream_search(alg: Algorithm) -> list[Scenario]:
+def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
     """Rank ``search_candidates`` by successive halving on pilot runs (the
     score of ``attacks.search.pilot_score`` over each pair's own events) and
-    return the best as black-box scenarios with a learned witness."""
+    return the best as black-box scenarios with a learned witness.  Every
+    pilot runs ``share`` of its full size (``attacks.search.pilot_share``)."""
+    rungs = tuple(max(MIN_RUNG, int(share * n)) for n in SEARCH_RUNS)
     cands = search_candidates(alg)
     if not cands:
         raise ValueError(f"attack search: no neighbouring pair of {alg.name} fits its domain")
@@ -356,12 +363,12 @@ def stream_search(alg: Algorithm) -> list[Scenario]:
     alive = list(range(len(cands)))
     key = 0x5000
     scores = {}
-    for rung, runs in enumerate(SEARCH_RUNS):
+    for rung, runs in enumerate(rungs):
         scores = {}
         for i in alive:
             name, a, b = cands[i]
             if i not in fams:
-                fams[i] = stream_events(alg, a, b, 0x100 + i)
+                fams[i] = stream_events(alg, a, b, 0x100 + i, share)
             counts = []
             key += 1
             for side, losses in enumerate((a, b)):
@@ -369,7 +376,7 @@ def stream_search(alg: Algorithm) -> list[Scenario]:
                 counts.append(fams[i].count(tr.actions, tr.points))
             scores[i] = pilot_score(counts[0], counts[1], runs)
         ranked = sorted(alive, key=lambda i: (-scores[i][0], -scores[i][1], i))
-        keep = SEARCH_FINALISTS if rung == len(SEARCH_RUNS) - 1 else max(
+        keep = SEARCH_FINALISTS if rung == len(rungs) - 1 else max(
             SEARCH_FINALISTS, len(ranked) // 3)
         alive = ranked[:keep]
     out = []
@@ -377,7 +384,7 @@ def stream_search(alg: Algorithm) -> list[Scenario]:
         name, a, b = cands[i]
         out.append(Scenario(f"search:{name}", alg, a, b, fams[i], T, learned=True, notes=[
             f"stream search finalist {rank} of {len(alive)} among {len(cands)} candidate "
-            f"pairs (pilot score {scores[i][0]:.3g} on {SEARCH_RUNS[-1]} runs per side, "
+            f"pairs (pilot score {scores[i][0]:.3g} on {rungs[-1]} runs per side, "
             f"streams SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's)"]))
     return out
 
@@ -398,8 +405,11 @@ class Search(NeighbourSearch):
             return super().interface_input(alg)
         return search_candidates(alg)[0][1], None
 
-    def scenarios(self, alg: Algorithm, progress=None) -> list[Scenario]:
-        return stream_search(alg) if is_stream(alg) else super().scenarios(alg, progress)
+    def scenarios(self, alg: Algorithm, progress=None,
+                  trials: int | None = None) -> list[Scenario]:
+        if is_stream(alg):
+            return stream_search(alg, pilot_share(alg, trials))
+        return super().scenarios(alg, progress, trials)
 
 
 FAMILY_ATTACKS = (Patterns(),)

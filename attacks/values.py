@@ -34,6 +34,7 @@ May import: numpy and ``algorithms``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional, Sequence
 
 import numpy as np
@@ -103,7 +104,7 @@ class Stat:
             out = hit if out is None else out & hit
         return out
 
-    @property
+    @cached_property        # read for every count of every audit: built once
     def label(self) -> str:
         text = ""
         for k, (key, coord, sign) in enumerate(self.terms):
@@ -140,7 +141,7 @@ class ValueEvents:
         return tuple(sorted({k[1] for s in self.stats for k, _, _ in s.terms
                              if _is_release(k)}))
 
-    @property
+    @cached_property
     def labels(self) -> list[str]:
         op = "<=" if self.below else ">"
         return [f"{s.label} {op} {c:.4g}" for s, cs in zip(self.stats, self.thresholds)

@@ -193,7 +193,7 @@ def test_correct_twins_keep_the_audit_valid_over_many_seeds(name):
     transcript scope, code-and-value events, followed windows, swept
     corners (the binary counter's T = 2, 3, 4, 8, 17; the witness left
     out, as it is not new and costs a fit per seed) — audited over 200
-    seeds at 2 000 runs a side: the search's finalists are fixed by its
+    seeds at 1 000 runs a side: the search's finalists are fixed by its
     seed-independent pilot, and each audit reports ε_lb > ε with
     probability ≤ 1 − confidence = 0.05.  Even at exactly that rate, more
     than ``limit`` of 200 exceed it with probability < 10⁻⁶
@@ -209,7 +209,7 @@ def test_correct_twins_keep_the_audit_valid_over_many_seeds(name):
     limit = next(k for k in range(n) if stats.binom.sf(k, n, 0.05) < 1e-6)
     best = []
     for s in range(n):
-        found = audit_scenarios(scenarios, alg.claim, trials=2000, seed=s)
+        found = audit_scenarios(scenarios, alg.claim, trials=1000, seed=s)
         best.append(max(x.epsilon_lower_bound for x in found))
     assert sum(b > alg.claim.epsilon for b in best) <= limit
 

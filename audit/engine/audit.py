@@ -78,7 +78,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
     scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted,
-                                     events="black-box" in wanted)
+                                     events="black-box" in wanted, trials=trials)
     check_scenarios(scenarios, claim)
     check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]

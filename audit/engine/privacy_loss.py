@@ -73,21 +73,23 @@ def loss_terms(lp_num: np.ndarray, lp_den: np.ndarray) -> np.ndarray:
     return np.where(np.isneginf(lp_num), -np.inf, lp_num - np.maximum(lp_den, TINY_LOG))
 
 
-def checked_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
-    """``probs`` at round t (0-based), refused unless finite of shape (rows, K)."""
-    with user_call("probs", t + 1):
-        p = np.asarray(lr.probs(state, adv), dtype=float)
-    if p.shape != (rows, lr.n_arms):
+def valid_probs(p, t: int, rows: int, n_arms: int) -> np.ndarray:
+    """What ``probs`` returned at round t (0-based) as floats, refused
+    unless finite of shape (rows, K)."""
+    p = np.asarray(p, dtype=float)
+    if p.shape != (rows, n_arms):
         raise UserCodeError("probs", t + 1, f"returned shape {p.shape}, expected "
-                            f"({rows}, {lr.n_arms})")
-    if not np.all(np.isfinite(p)):
+                            f"({rows}, {n_arms})")
+    if not np.isfinite(p).all():
         raise UserCodeError("probs", t + 1, "returned non-finite values (NaN or inf)")
     return p
 
 
-def _log_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        return np.log(np.clip(checked_probs(lr, state, adv, t, rows), 0.0, 1.0))
+def checked_probs(lr, state, adv, t: int, rows: int) -> np.ndarray:
+    """``probs`` at round t (0-based), refused unless finite of shape (rows, K)."""
+    with user_call("probs", t + 1):
+        p = lr.probs(state, adv)
+    return valid_probs(p, t, rows, lr.n_arms)
 
 
 def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
@@ -112,20 +114,41 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
     lp = np.empty((2, rows, T))
     acts = np.empty((rows, T), dtype=np.int64)
     probs = np.empty((2, T, rows, lr.n_arms)) if keep_probs else None
-    full = lr.full_rows
-    for t in range(T):
-        adv = None if advice is None else advice[t]
-        logs = [_log_probs(lr, st, adv, t, rows) for st in states]
-        a = np.asarray(choose(t, logs[0], logs[1]), dtype=np.int64)
-        acts[:, t] = a
-        for s, losses in ((0, losses_a), (1, losses_b)):
-            lp[s, :, t] = logs[s][idx, a]
-            if keep_probs:
-                probs[s, t] = np.exp(logs[s])
-            with user_call("commit", t + 1):
-                st = lr.commit(states[s], adv, a)
-            with user_call("feed", t + 1):
-                states[s] = lr.feed(st, a, losses[t] if full else losses[t][a], rngs[s])
+    full, K = lr.full_rows, lr.n_arms
+    # One try/except for the whole loop, as in the simulation's hot loop:
+    # ``user_call`` around each call costs as much as a short learner's
+    # round (10⁵ rounds replayed in EXP3's default audit).  ``where`` names
+    # the learner function running; None while the tool's own code runs,
+    # whose errors are never the learner's.
+    where = None
+    try:
+        with np.errstate(divide="ignore"):
+            for t in range(T):
+                adv = None if advice is None else advice[t]
+                logs = []
+                for st in states:
+                    where = ("probs", t + 1)
+                    p = lr.probs(st, adv)
+                    where = None
+                    p = valid_probs(p, t, rows, K)
+                    logs.append(np.log(np.minimum(np.maximum(p, 0.0), 1.0)))
+                a = np.asarray(choose(t, logs[0], logs[1]), dtype=np.int64)
+                acts[:, t] = a
+                for s, losses in ((0, losses_a), (1, losses_b)):
+                    lp[s, :, t] = logs[s][idx, a]
+                    if keep_probs:
+                        probs[s, t] = np.exp(logs[s])
+                    where = ("commit", t + 1)
+                    st = lr.commit(states[s], adv, a)
+                    where = ("feed", t + 1)
+                    states[s] = lr.feed(st, a, losses[t] if full else losses[t][a], rngs[s])
+                    where = None
+    except (UserCodeError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the learner's own error, where it ran
+        if where is None:
+            raise
+        raise UserCodeError(*where, f"raised {type(exc).__name__}: {exc}".rstrip(": ")) from exc
     return lp[0], lp[1], acts, probs
 
 

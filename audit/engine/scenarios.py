@@ -49,14 +49,16 @@ def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
 
 
 def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool = True,
-                  events: bool = True):
+                  events: bool = True, trials: Optional[int] = None):
     """The scenarios of the named attacks (default: the algorithm's and the
     search) and the names of the attacks that ran.  A search added by
     default that does not apply to ``alg`` is left out, unless it is the
-    only attack; so is a default ``optimised`` that does not apply.  ``events=False`` (an audit without the black-box mode,
-    the only user of a scenario's events) spares an attack that can leave
-    them out its event pilots (``patterns``: 8000 runs of the whole
-    horizon)."""
+    only attack; so is a default ``optimised`` that does not apply.
+    ``events=False`` (an audit without the black-box mode, the only user of
+    a scenario's events) spares an attack that can leave them out its event
+    pilots (``patterns``: 8000 runs of the whole horizon).  ``trials``, the
+    audit's runs a side, sizes the pilots of code run as written
+    (``attacks.search.pilot_share``)."""
     names = attack_names(alg, attacks, search)
     for name in names:
         if name not in ATTACKS:
@@ -73,7 +75,7 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
             # optimised pair): a phase, reported when it takes a second.
             with active().phase(f"{name}: pairs and events", 1, "steps",
                                 quiet_below=1.0) as phase:
-                built[name] = _scenarios(ATTACKS[name], alg, events)
+                built[name] = _scenarios(ATTACKS[name], alg, events, trials)
                 phase.update(1)
         except ValueError:
             # The optimised pair, a default attack where a declared model
@@ -87,7 +89,7 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
         if others:
             check_scenarios(others)   # the pilot runs the learner: its contract first
         try:
-            built[SEARCH] = _search(alg, checked=bool(others))
+            built[SEARCH] = _search(alg, checked=bool(others), trials=trials)
         except ValueError as exc:
             if attacks:
                 raise
@@ -98,13 +100,16 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
     return [sc for name in names for sc in built[name]], names
 
 
-def _scenarios(attack, alg: Algorithm, events: bool):
+def _scenarios(attack, alg: Algorithm, events: bool, trials: Optional[int] = None):
     """``attack.scenarios(alg)``, without event pilots when ``events`` is
     False and the attack can leave them out, with the exact pair ε of the
     declared model for ``optimised``."""
     kw = {}
-    if not events and "events" in inspect.signature(attack.scenarios).parameters:
+    params = inspect.signature(attack.scenarios).parameters
+    if not events and "events" in params:
         kw["events"] = False
+    if trials is not None and "trials" in params:
+        kw["trials"] = trials
     if attack.name == OPTIMISED:
         objective = pair_objective(alg)
         if objective is None:
@@ -114,7 +119,7 @@ def _scenarios(attack, alg: Algorithm, events: bool):
     return attack.scenarios(alg, **kw)
 
 
-def _search(alg: Algorithm, checked: bool):
+def _search(alg: Algorithm, checked: bool, trials: Optional[int] = None):
     """The search's scenarios; the interface contract first unless the other
     attacks' scenarios have checked it (so a broken learner is named by the
     interface check, not by the pilot).  ``ValueError`` when it does not
@@ -127,11 +132,11 @@ def _search(alg: Algorithm, checked: bool):
     # (the audit checks every scenario again once the pairs are known).
     check_own_randomness(alg, losses, advice)
     if not alg.learner.reads_first:
-        return search.scenarios(alg, progress=active().phase)
+        return search.scenarios(alg, progress=active().phase, trials=trials)
     # A stream mechanism's search reports no progress of its own: one step.
     with active().phase(f"neighbour search pilot ({alg.name})", 1, "steps",
                         quiet_below=1.0) as phase:
-        found = search.scenarios(alg, progress=active().phase)
+        found = search.scenarios(alg, progress=active().phase, trials=trials)
         phase.update(1)
     return found
 
