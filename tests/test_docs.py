@@ -67,7 +67,7 @@ BENCHMARK_ARGS = {
     "whitebox_validity.py": ["--seeds", "1", "--trials", "200", "--jobs", "2"],
     "power.py": ["--trials", "2000", "--jobs", "1", "--factors", "2", "--algorithms", "tbe-lazy"],
     "tbe_adaptive_horizon.py": ["--grids", "501", "--certified-grid", "501"],
-    "testers.py": ["--trials", "2000", "--jobs", "1", "--only", "laplace,svt1"],
+    "testers.py": ["--trials", "2000", "--seconds", "2", "--jobs", "1", "--only", "laplace,svt1"],
     "bug_zoo.py": ["--trials", "2000", "--jobs", "1", "--only", "shared-noise-counter,noisy-stream"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
