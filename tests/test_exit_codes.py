@@ -236,7 +236,9 @@ def test_readme_example_runs_as_printed(tmp_path):
     (tmp_path / "mypkg" / "greedy.py").write_text(code)
     for command in sorted(set(commands)):
         args = command.split()[1:]
-        extra = ["--runs", "200"] if args[0] == "regret" else ["--trials", "20000", *FAST]
+        # The violation is wide (ε_lb ≈ 4.3 against ε = 1 at 2 000 runs a
+        # side, seed 0): the small budget the documentation's tests use.
+        extra = ["--runs", "200"] if args[0] == "regret" else ["--trials", "2000", *FAST]
         r = run_audit(*args, *extra, cwd=tmp_path)
         assert r.stderr == "", (command, r.stderr)
         if args[0] == "regret":
