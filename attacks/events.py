@@ -258,6 +258,28 @@ class CoordinateBelow(CoordinateAbove):
 TAIL_LEVELS = (0.001, 0.003, 0.01)
 
 
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_counts=True)`` for a 2-D integer
+    array, the same rows in the same (lexicographic) order: each row read as
+    one mixed-radix number, first column most significant, and those
+    numbers made unique — a hundred times faster than numpy's row sort
+    (the pilots' code sequences: 8 000 runs × up to 1 000 rounds).  Falls
+    back to numpy's where the numbers would not fit in 62 bits."""
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or rows.shape[1] == 0 or rows.shape[0] == 0 or \
+            not np.issubdtype(rows.dtype, np.integer):
+        return np.unique(rows, axis=0, return_counts=True)
+    lo = int(rows.min())
+    base = int(rows.max()) - lo + 1
+    if rows.shape[1] * np.log2(max(base, 2)) >= 62:
+        return np.unique(rows, axis=0, return_counts=True)
+    key = np.zeros(rows.shape[0], dtype=np.int64)
+    for col in (rows - lo).astype(np.int64).T:
+        key = key * base + col
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return rows[first], counts
+
+
 def quantile_thresholds(values: np.ndarray, n_thresholds: int = 15,
                         tails: bool = True) -> tuple[tuple, tuple]:
     """(upper, lower) thresholds from a pilot sample: ``upper`` for events

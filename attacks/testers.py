@@ -37,7 +37,7 @@ from algorithms.simulate import simulate
 from .base import Attack, Scenario
 from .search import NeighbourSearch, pilot_rng, pilot_score, pilot_share
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
-                     joint_pairs, quantile_thresholds)
+                     joint_pairs, quantile_thresholds, unique_rows)
 from .values import code_value_family
 
 # Pilot streams of the stream events: SeedSequence([EVENTS_STREAM, key, side]);
@@ -221,7 +221,7 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
         # The simulator's own small integer codes: the same rows and order as
         # int64, at a quarter of the memory (8000 runs × T rounds, T = 1000).
         seqs = np.concatenate([tr.actions for tr in traces])
-        uniq, counts = np.unique(seqs, axis=0, return_counts=True)
+        uniq, counts = unique_rows(seqs)
         top = uniq[np.argsort(-counts, kind="stable")[:MAX_SEQUENCES]]
         parts.append(SequenceIs(tuple(tuple(int(c) for c in s) for s in top), K))
     if alg.learner.point is not None:

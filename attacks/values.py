@@ -29,7 +29,7 @@ bounds valid.
 Observations are one dict per chunk (``algorithms.simulate.Trace.observed``):
 points under their round t, released values under ``("r", t)``.
 
-May import: numpy and ``algorithms``.
+May import: numpy, ``algorithms`` and ``attacks.events``.
 """
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from algorithms.simulate import released_key, simulate
+from .events import unique_rows
 
 # How far the release families look, and how many statistics they hold.
 BEFORE = 2              # releases before the changed round paired with later ones
@@ -340,7 +341,7 @@ def code_value_family(actions: Sequence[np.ndarray], points: Sequence[dict],
         d = np.asarray(points[0][t]).reshape(len(points[0][t]), -1).shape[1]
         coords = _coords(d)
         seqs = np.concatenate([a[:, :t + 1] for a in acts])
-        uniq, counts = np.unique(seqs, axis=0, return_counts=True)
+        uniq, counts = unique_rows(seqs)
         kept = 0
         # The most frequent prefixes with which the number varies (after an
         # abort, or with a code that releases nothing, it is constant).

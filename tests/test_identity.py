@@ -97,11 +97,11 @@ def test_sparse_vector_with_a_wrong_cutoff_or_resampling_is_refused():
         assert not c.passed and "replaying the declared model" in c.what, c.what
 
 
-def test_correct_sparse_vectors_pass_and_pin_the_threshold():
-    for name in ("svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt"):
-        c = _checks(build(name))["sparse-vector-identity"]
-        assert c.passed, (name, c.what)
-        assert "pin the threshold" in c.what
+@pytest.mark.parametrize("name", ["svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt"])
+def test_correct_sparse_vectors_pass_and_pin_the_threshold(name):
+    c = _checks(build(name))["sparse-vector-identity"]
+    assert c.passed, (name, c.what)
+    assert "pin the threshold" in c.what
 
 
 # -------------------------------------------------------- transcript laws
