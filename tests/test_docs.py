@@ -72,7 +72,7 @@ BENCHMARK_ARGS = {
     "bug_zoo.py": ["--trials", "2000", "--jobs", "1", "--only", "shared-noise-counter"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
-           "build_gallery({out!r}, trials=1000, jobs=2, names=['mutant-batch-sum'])")
+           "build_gallery({out!r}, trials=1000, jobs=1, names=['laplace'])")
 QUICK_START = ("python3 -m venv .venv && . .venv/bin/activate && pip install . && "
                "audit run private-exp3 --epsilon 0.5 --report report")
 TEST_COMMAND = ("python3 -m venv .venv && . .venv/bin/activate && pip install -q '.[test,dask]' "
