@@ -269,12 +269,13 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if rows.ndim != 2 or rows.shape[1] == 0 or rows.shape[0] == 0 or \
             not np.issubdtype(rows.dtype, np.integer):
         return np.unique(rows, axis=0, return_counts=True)
-    lo = int(rows.min())
-    base = int(rows.max()) - lo + 1
-    if rows.shape[1] * np.log2(max(base, 2)) >= 62:
+    lo, hi = int(rows.min()), int(rows.max())
+    base = hi - lo + 1
+    if rows.shape[1] * np.log2(max(base, 2)) >= 62 or lo < -2 ** 62 or hi > 2 ** 62:
         return np.unique(rows, axis=0, return_counts=True)
     key = np.zeros(rows.shape[0], dtype=np.int64)
-    for col in (rows - lo).astype(np.int64).T:
+    # Widened before the shift: in a narrow dtype (int8 codes) rows − lo overflows.
+    for col in (rows.astype(np.int64) - lo).T:
         key = key * base + col
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     return rows[first], counts

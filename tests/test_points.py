@@ -8,7 +8,7 @@ import pytest
 from algorithms.core import Algorithm, Claim, Learner
 from algorithms.simulate import simulate
 from attacks.base import Scenario
-from attacks.events import CoordinateAbove, SwitchAt, Union, pilot_thresholds
+from attacks.events import CoordinateAbove, SwitchAt, Union, pilot_thresholds, unique_rows
 from audit.engine.audit import audit_scenarios
 
 
@@ -119,3 +119,20 @@ def test_whitebox_replay_feeds_each_side_its_own_row():
         pb = softmax_rows(-eta * b[:t].sum(axis=0))
         want += np.log(pa[hist[0, t]]) - np.log(pb[hist[0, t]])
     assert got == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int64, np.uint8])
+def test_unique_rows_is_numpys_row_unique(dtype):
+    """The pilots' fast row count gives numpy's rows, order and counts,
+    whatever the integer dtype and sign (int8 codes spanning −100..100
+    overflow if shifted before widening).  Deterministic."""
+    rng = np.random.default_rng(0)
+    lo, hi = (0, 200) if dtype == np.uint8 else (-100, 101)
+    for shape in [(500, 1), (500, 3), (2000, 6), (1, 4)]:
+        a = rng.integers(lo, hi, shape).astype(dtype)
+        a[: shape[0] // 2] = a[0]           # repeated rows, so counts above 1
+        want_rows, want_counts = np.unique(a, axis=0, return_counts=True)
+        rows, counts = unique_rows(a)
+        assert rows.dtype == a.dtype
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(counts, want_counts)
