@@ -27,6 +27,12 @@ class UserCodeError(Exception):
         super().__init__(function, round, detail)
         self.function, self.round, self.detail = function, round, detail
 
+    @classmethod
+    def raised(cls, function: str, round: Optional[int], exc: BaseException) -> "UserCodeError":
+        """``function`` raised ``exc``: "act() at round 3 raised ValueError: boom"
+        (the message left out when empty)."""
+        return cls(function, round, f"raised {type(exc).__name__}: {exc}".rstrip(": "))
+
     def __str__(self) -> str:
         # "act() at round 3 raised ValueError: boom", or for a broken
         # contract "act() at round 1: must return (state, actions), got list".
@@ -44,5 +50,4 @@ def user_call(function: str, round: Optional[int] = None):
     except (UserCodeError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - anything the learner raises is its error
-        raise UserCodeError(function, round,
-                            f"raised {type(exc).__name__}: {exc}".rstrip(": ")) from exc
+        raise UserCodeError.raised(function, round, exc) from exc

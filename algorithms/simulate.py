@@ -209,9 +209,9 @@ _EXPECTED = {
 def _user_error(fn: str, round, exc: Exception, runs: int, K: int) -> UserCodeError:
     """The learner's function ``fn`` raised, or (``fn:result``) what it
     returned could not be used."""
-    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
     name, _, result = fn.partition(":")
     if not result:
-        return UserCodeError(name, round, f"raised {detail}")
+        return UserCodeError.raised(name, round, exc)
+    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
     return UserCodeError(name, round, f"returned something unusable ({detail}); "
                          f"{_EXPECTED[name].format(runs=runs, K=K)}")

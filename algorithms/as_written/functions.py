@@ -161,8 +161,7 @@ def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
         except UserCodeError:
             raise
         except Exception as exc:  # noqa: BLE001 - the user's function
-            raise UserCodeError(where, None, f"raised {type(exc).__name__}: {exc}"
-                                .rstrip(": ")) from exc
+            raise UserCodeError.raised(where, None, exc) from exc
 
 
 def probe(fn, shape: Shape, kwargs: dict, inputs: list, where: str) -> OutputForm:

@@ -149,8 +149,7 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
 def _user_error(where: str, method: str, t: int, exc: Exception) -> UserCodeError:
     if isinstance(exc, UserCodeError):
         return exc
-    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    return UserCodeError(f"{where}.{method}", t + 1, f"raised {detail}")
+    return UserCodeError.raised(f"{where}.{method}", t + 1, exc)
 
 
 def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: bool,
@@ -177,8 +176,7 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
                 try:
                     objs.append(cls(**kw))
                 except Exception as exc:  # noqa: BLE001 - the user's constructor
-                    raise UserCodeError(name, None, f"raised {type(exc).__name__}: {exc}"
-                                        .rstrip(": ")) from exc
+                    raise UserCodeError.raised(name, None, exc) from exc
         # Bound methods once: a lookup per call would cost more than the call.
         return {"objects": objs, "streams": streams, "t": 0, "n": runs,
                 "select": [getattr(o, select) for o in objs] if select else None,

@@ -148,7 +148,7 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
     except Exception as exc:  # noqa: BLE001 - the learner's own error, where it ran
         if where is None:
             raise
-        raise UserCodeError(*where, f"raised {type(exc).__name__}: {exc}".rstrip(": ")) from exc
+        raise UserCodeError.raised(*where, exc) from exc
     return lp[0], lp[1], acts, probs
 
 
