@@ -3,8 +3,6 @@ the `audit run` contract."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from attacks import ATTACKS, Scenario
 from attacks.events import standard_events
 from audit.engine.audit import audit_scenarios
 from audit.engine import audit_algorithm
+from tests.cli import audit_here
 
 
 def test_canary_validity_over_many_seeds():
@@ -121,7 +120,7 @@ def test_delta_enters_the_bound():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "audit.cli", *args], capture_output=True, text=True)
+    return audit_here(*args)
 
 
 def test_run_json_document(tmp_path):

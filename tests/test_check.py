@@ -1,21 +1,19 @@
 """`audit check`, JUnit output and the pytest helper."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from audit.testing import assert_private
+from tests.cli import audit_here
 
 
 def _check(tmp_path, toml: str, *extra):
     cfg = tmp_path / "audit.toml"
     cfg.write_text(textwrap.dedent(toml))
-    return subprocess.run([sys.executable, "-m", "audit.cli", "check", "--config", str(cfg),
-                           "--jobs", "1", *extra], capture_output=True, text=True, cwd=tmp_path)
+    return audit_here("check", "--config", cfg, "--jobs", "1", *extra, cwd=tmp_path)
 
 
 FAST_OK = """
@@ -98,8 +96,7 @@ def test_suite_read_from_pyproject(tmp_path):
         attacks = ["canary"]
         modes = ["black-box"]
     """))
-    r = subprocess.run([sys.executable, "-m", "audit.cli", "check", "--jobs", "1"],
-                       capture_output=True, text=True, cwd=tmp_path)
+    r = audit_here("check", "--jobs", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "from pyproject.toml" in r.stdout
 

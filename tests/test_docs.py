@@ -41,7 +41,10 @@ Small budgets (the documentation prints the real ones):
 
 Each documentation file runs in its own temporary directory with its own
 store (``AUDIT_STORE``).  A command must exit with the expected code and
-never print a traceback.
+never print a traceback.  ``audit`` lines run inside the test process
+(``tests.cli.audit_here``: the ``main`` the installed command calls, in
+that directory and store), which spares each a second of importing; the
+installed command itself is tested as a process in test_exit_codes.
 """
 from __future__ import annotations
 
@@ -55,6 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.cli import audit_here
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -155,7 +160,7 @@ def set_flags(tokens: list[str], flags: dict) -> list[str]:
     return tokens
 
 
-def small(line: str, block: Block, cwd: Path) -> tuple[list[str] | str, Path]:
+def small(line: str, block: Block, cwd: Path) -> tuple[list[str], Path]:
     """The command to run for one documented line, at a small budget, and
     the folder to run it in."""
     tokens = shlex.split(line, comments=True)
@@ -171,15 +176,25 @@ def small(line: str, block: Block, cwd: Path) -> tuple[list[str] | str, Path]:
     if sub == "run":
         extra = shlex.split(block.notes.get("budget", ""))
         tokens = set_flags(tokens, dict(zip(extra[::2], extra[1::2])))
-    audit = str(Path(sys.executable).parent / "audit")
-    tokens[0] = audit if Path(audit).exists() else "audit"
-    return " ".join(t if t in (">", ">>") else shlex.quote(t) for t in tokens), cwd
+    return tokens, cwd
 
 
 def run(cmd, cwd: Path, env: dict, block: Block, expected: int, what: str):
+    """One command: ``audit ...`` (a list starting with ``audit``) inside
+    this process, the same ``main`` the installed command calls (its exit
+    codes as a process are tested in test_exit_codes), its ``> FILE``
+    written as the shell would; anything else as a process."""
     start = time.perf_counter()
-    r = subprocess.run(cmd, shell=isinstance(cmd, str), cwd=cwd, env=env, capture_output=True,
-                       text=True, timeout=300)
+    if cmd[0] == "audit":
+        argv, target = cmd[1:], None
+        if ">" in argv:
+            argv, target = argv[:argv.index(">")], cwd / argv[argv.index(">") + 1]
+        r = audit_here(*argv, cwd=cwd, env={"AUDIT_STORE": env["AUDIT_STORE"],
+                                            "AUDIT_SCHEDULER": None})
+        if target is not None:
+            target.write_text(r.stdout)
+    else:
+        r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     print(f"{time.perf_counter() - start:6.1f} s  {block.where}: {what}")
     assert r.returncode == expected, (f"{block.where}: {what} exited {r.returncode}, expected "
                                       f"{expected}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")

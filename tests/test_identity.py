@@ -28,8 +28,12 @@ from audit.engine.models.recording import RecordingGenerator, observe
 
 def _checks(alg, attack=None, index=0):
     if attack is None:
-        from audit.engine.scenarios import scenarios_for
-        sc = scenarios_for(alg, None, search=False)[0][index]
+        # The first pair of the algorithm's first default attack, built
+        # alone: the scenario an audit checks first, without the optimiser
+        # or the other attacks' pilots.
+        from audit.engine.scenarios import attack_names, scenarios_for
+        first = attack_names(alg, None, search=False)[:1]
+        sc = scenarios_for(alg, first, search=False)[0][index]
     else:
         sc = ATTACKS[attack].scenarios(alg)[index]
     return {c.check: c for c in check_declarations(sc, seed=0, index=0)}

@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +10,7 @@ from algorithms import build
 from algorithms.simulate import simulate
 from attacks.instances import default_advice
 from audit.engine.regret import estimate_regret
+from tests.cli import audit_here
 
 PRIVATE = ["private-exp3", "private-ftpl", "private-htinf", "private-experts", "ldp-exp4",
            "private-batched-exp4"]
@@ -101,7 +100,7 @@ def test_bad_losses_and_advice_are_refused():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "audit.cli", *args], capture_output=True, text=True)
+    return audit_here(*args)
 
 
 @pytest.mark.parametrize("args,word", [

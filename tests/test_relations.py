@@ -12,7 +12,8 @@ from algorithms.simulate import simulate
 from attacks import ATTACKS
 from attacks.testers import pattern_pair, pattern_pairs
 from tests.stream_algos import noisy_answers
-from tests.test_exit_codes import FAST, one_error_line, run_audit
+from tests.cli import audit_here
+from tests.test_exit_codes import FAST, one_error_line
 
 
 def test_bounded_all_needs_a_bound_and_names_it():
@@ -85,7 +86,7 @@ def test_patterns_pairs_are_neighbours_and_the_per_round_claim_is_refuted():
 
 def test_a_pair_outside_the_relation_is_refused_with_exit_2():
     """first-round moves one loss by 1; a claim with Δ = 0.5 does not allow it."""
-    r = run_audit("run", "tests.stream_algos:greedy_half_step", "--horizon", "20",
+    r = audit_here("run", "tests.stream_algos:greedy_half_step", "--horizon", "20",
                   "--epsilon", "1", "--attack", "first-round", "--trials", "1000", *FAST)
     assert r.returncode == 2
     line = one_error_line(r)
@@ -93,6 +94,6 @@ def test_a_pair_outside_the_relation_is_refused_with_exit_2():
 
 
 def test_learner_attacks_are_refused_for_a_mechanism_with_exit_2():
-    r = run_audit("run", "svt1", "--attack", "tbe-first-round", "--trials", "1000", *FAST)
+    r = audit_here("run", "svt1", "--attack", "tbe-first-round", "--trials", "1000", *FAST)
     assert r.returncode == 2
     assert "mechanism over a stream of answers" in one_error_line(r)

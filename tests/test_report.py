@@ -7,8 +7,6 @@ import copy
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -16,13 +14,13 @@ from algorithms import build
 from audit.engine import audit_algorithm
 from audit.engine.regret import regret_curve
 from audit.report.render import write_report
+from tests.cli import audit_here
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "audit.cli", *args], capture_output=True,
-                          text=True, cwd=cwd or ROOT, timeout=300)
+    return audit_here(*args, cwd=cwd or ROOT)
 
 
 @pytest.fixture(scope="module")

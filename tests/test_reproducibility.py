@@ -14,7 +14,8 @@ from algorithms.core import TranscriptModel
 from attacks import ATTACKS
 from audit.engine import audit as engine_audit
 from audit.engine.reproducibility import RandomnessError, check_own_randomness
-from tests.test_exit_codes import FAST, one_error_line, run_audit
+from tests.cli import audit_here
+from tests.test_exit_codes import FAST, one_error_line
 
 OUTSIDE = "draws randomness outside the generator it is given"
 WHAT_TO_CHANGE = "draw every random number from the rng argument of init/act/feed"
@@ -32,7 +33,7 @@ def _user(attr: str, T: int = 20) -> Algorithm:
 def test_audit_run_refuses_randomness_outside_the_generator(attr, name, where):
     """Exit 2, exactly one line on stderr (no traceback) naming the
     algorithm, what is wrong and what to change."""
-    r = run_audit("run", f"tests.user_algos:{attr}", "--horizon", 20, "--trials", 200, *FAST)
+    r = audit_here("run", f"tests.user_algos:{attr}", "--horizon", 20, "--trials", 200, *FAST)
     assert r.returncode == 2, (r.stdout, r.stderr)
     line = one_error_line(r)
     assert line.startswith(f"audit: error: algorithm {name} {OUTSIDE}: "), line
@@ -44,7 +45,7 @@ def test_audit_run_refuses_randomness_outside_the_generator(attr, name, where):
 def test_audit_run_accepts_the_given_generator_and_no_randomness(attr):
     """A learner drawing from its rng argument, and one drawing nothing, are
     audited (a verdict, exit 0 or 1), nothing on stderr."""
-    r = run_audit("run", f"tests.user_algos:{attr}", "--horizon", 20, "--trials", 200, *FAST)
+    r = audit_here("run", f"tests.user_algos:{attr}", "--horizon", 20, "--trials", 200, *FAST)
     assert r.returncode in (0, 1), (r.stdout, r.stderr)
     assert "VERDICT" in r.stdout and r.stderr == ""
 

@@ -19,7 +19,8 @@ from algorithms.errors import UserCodeError
 from algorithms.simulate import simulate
 from audit.engine.contract import check_interface
 from tests import user_algos
-from tests.test_exit_codes import FAST, one_error_line, run_audit
+from tests.cli import audit_here
+from tests.test_exit_codes import FAST, one_error_line
 
 
 # ----------------------------------------------------------------- suites
@@ -27,7 +28,7 @@ from tests.test_exit_codes import FAST, one_error_line, run_audit
 def _suite(tmp_path, text, *extra):
     cfg = tmp_path / "audit.toml"
     cfg.write_text(textwrap.dedent(text))
-    return run_audit("check", "--config", cfg, "--jobs", 1, "--no-store", *extra)
+    return audit_here("check", "--config", cfg, "--jobs", 1, "--no-store", *extra)
 
 
 ENTRY = '[[audit]]\nalgorithm = "private-exp3"\n'
@@ -170,17 +171,17 @@ def test_claim_per_round_epsilon_flag(tmp_path):
     out = tmp_path / "a.json"
     common = ["run", "exp3", "--horizon", 200, "--attack", "g1", "--mode", "black-box",
               "--trials", 2000, *FAST, "--json", out]
-    r = run_audit(*common, "--claim-epsilon", 5)
+    r = audit_here(*common, "--claim-epsilon", 5)
     assert r.returncode in (0, 1), r.stderr
     import json
     claim = json.loads(out.read_text())["claim"]
     assert claim["epsilon"] == 5 and claim["per_round_epsilon"] == 4
-    r = run_audit(*common, "--claim-epsilon", 5, "--claim-per-round-epsilon", 0.5)
+    r = audit_here(*common, "--claim-epsilon", 5, "--claim-per-round-epsilon", 0.5)
     assert r.returncode in (0, 1), r.stderr
     claim = json.loads(out.read_text())["claim"]
     assert claim["epsilon"] == 5 and claim["per_round_epsilon"] == 0.5
     assert "--claim-per-round-epsilon 0.5" in r.stdout   # in the reproduce command
-    r = run_audit("run", "exp3", "--claim-per-round-epsilon", "-1")
+    r = audit_here("run", "exp3", "--claim-per-round-epsilon", "-1")
     assert r.returncode == 2 and "--claim-per-round-epsilon" in one_error_line(r)
 
 
@@ -223,7 +224,7 @@ def test_factory_needing_epsilon_names_both_flags():
         build("tests.user_algos:needs_epsilon")
     assert str(info.value) == ("tests.user_algos:needs_epsilon: its factory needs epsilon: pass "
                                "--epsilon E (the ε it is built with) or --claim-epsilon E")
-    r = run_audit("regret", "tests.user_algos:needs_epsilon", "--runs", 10)
+    r = audit_here("regret", "tests.user_algos:needs_epsilon", "--runs", 10)
     assert r.returncode == 2
     line = one_error_line(r)
     assert line.endswith("pass --epsilon E (the ε it is built with)"), line
@@ -247,7 +248,7 @@ def test_param_for_user_factories(algo, param, message):
     """--param must be a parameter the factory names (or, with **params, one
     it reports using); a word it rejects names the parameter; its own
     ValueError is the user's (exit 2, one line)."""
-    r = run_audit("run", f"tests.user_algos:{algo}", "--param", param, "--trials", 2000, *FAST)
+    r = audit_here("run", f"tests.user_algos:{algo}", "--param", param, "--trials", 2000, *FAST)
     assert r.returncode == 2, r.stdout + r.stderr
     line = one_error_line(r)
     assert message in line, line
@@ -269,7 +270,7 @@ def test_param_accepted_when_used():
 def test_param_for_registered_algorithms(args, message):
     """Registered algorithms: a word the factory rejects names the --param;
     an unknown name keeps the list of allowed parameters."""
-    r = run_audit("run", *args, "--trials", 2000, *FAST)
+    r = audit_here("run", *args, "--trials", 2000, *FAST)
     assert r.returncode == 2
     assert message in one_error_line(r)
 
@@ -287,7 +288,7 @@ def test_param_for_registered_algorithms(args, message):
 def test_flag_values(args, message):
     """--seed is a non-negative integer, --confidence in [0.5, 1) (the DKW band
     needs α ≤ ½), numbers are finite: one line naming the flag once."""
-    r = run_audit("run", "private-exp3", *args)
+    r = audit_here("run", "private-exp3", *args)
     assert r.returncode == 2
     assert one_error_line(r) == f"audit: error: {message}"
 
@@ -309,7 +310,7 @@ def test_unwritable_output_is_refused_before_any_simulation(tmp_path, flag, name
     names the flag (not the algorithm that would raise at round 3 once
     simulated), and nothing is printed on stdout."""
     target = os.path.join(_unwritable_dir(tmp_path), name)
-    r = run_audit("run", "tests.user_algos:raises_at_round_3", flag, target, "--trials", 2000,
+    r = audit_here("run", "tests.user_algos:raises_at_round_3", flag, target, "--trials", 2000,
                   *FAST)
     assert r.returncode == 2 and r.stdout == ""
     line = one_error_line(r)
@@ -331,7 +332,7 @@ def test_bad_output_locations(tmp_path, args, message):
     given for a folder are refused before anything runs."""
     (tmp_path / "file").write_text("x")
     (tmp_path / "audit.toml").write_text(ENTRY)
-    r = run_audit(*[a.format(tmp=tmp_path) for a in args])
+    r = audit_here(*[a.format(tmp=tmp_path) for a in args])
     assert r.returncode == 2 and "audit check:" not in r.stdout
     assert message in one_error_line(r)
 

@@ -239,21 +239,21 @@ def test_witness_switch_on_the_command_line(tmp_path):
     search's pairs; the reproduce command carries the switch (deterministic
     given the seed)."""
     import json
-    from tests.test_exit_codes import run_audit
+    from tests.cli import audit_here
     common = ["--horizon", "12", "--trials", "4000", "--seed", "0", "--no-store", "--jobs", "1"]
     on = tmp_path / "on.json"
-    r = run_audit("run", "private-exp3", "--attack", "canary", "--witness", "on",
+    r = audit_here("run", "private-exp3", "--attack", "canary", "--witness", "on",
                   "--mode", "black-box", "--json", on, *common)
     assert r.returncode == 0, r.stderr
     doc = json.loads(on.read_text())
     assert doc["reproduce"].count("--witness on") == 1
     assert all(a["learned_witness"] for a in doc["attacks"])
     off = tmp_path / "off.json"
-    r = run_audit("run", "private-exp3", "--attack", "search", "--witness", "off",
+    r = audit_here("run", "private-exp3", "--attack", "search", "--witness", "off",
                   "--mode", "black-box", "--json", off, *common)
     assert r.returncode == 0, r.stderr
     doc = json.loads(off.read_text())
     assert "--witness off" in doc["reproduce"]
     assert doc["attacks"] and not any(a["learned_witness"] for a in doc["attacks"])
-    r = run_audit("run", "private-exp3", "--witness", "maybe", *common)
+    r = audit_here("run", "private-exp3", "--witness", "maybe", *common)
     assert r.returncode == 2 and "--witness" in r.stderr
