@@ -52,7 +52,12 @@ def _exp3_two_arms(eta: float, gamma: float) -> Learner:
 
     def probs(state, advice=None):
         p0 = p_first(state["d"])
-        return np.stack([p0, 1.0 - p0], axis=1)
+        # Two columns written in place: np.stack costs twice this (the
+        # replay of 10⁵ rounds in EXP3's default audit calls it 4·10⁵ times).
+        out = np.empty((p0.shape[0], 2))
+        out[:, 0] = p0
+        np.subtract(1.0, p0, out=out[:, 1])
+        return out
 
     def init(runs, rng):
         return {"d": np.zeros(runs)}

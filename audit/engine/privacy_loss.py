@@ -130,8 +130,9 @@ def replay_both(alg: Algorithm, losses_a, losses_b, choose, T: int, rows: int,
                     where = ("probs", t + 1)
                     p = lr.probs(st, adv)
                     where = None
-                    p = valid_probs(p, t, rows, K)
-                    logs.append(np.log(np.minimum(np.maximum(p, 0.0), 1.0)))
+                    q = np.maximum(valid_probs(p, t, rows, K), 0.0)   # a new array: ours
+                    np.minimum(q, 1.0, out=q)
+                    logs.append(np.log(q, out=q))
                 a = np.asarray(choose(t, logs[0], logs[1]), dtype=np.int64)
                 acts[:, t] = a
                 for s, losses in ((0, losses_a), (1, losses_b)):
@@ -441,10 +442,11 @@ def search_worst_output(alg, losses_a, losses_b, claim: Claim, advice=None,
         reverse = np.arange(2 * n) >= n
         A2 = np.concatenate([A, A])
 
+        flip = reverse[:, None]
+
         def choose(t, la, lb):
-            fwd = loss_terms(la, lb)
-            rev = loss_terms(lb, la)
-            greedy = np.argmax(np.where(reverse[:, None], rev, fwd), axis=1)
+            # Each row's log-ratio in its own direction, computed once.
+            greedy = np.argmax(loss_terms(np.where(flip, lb, la), np.where(flip, la, lb)), axis=1)
             alternate = np.full(2 * n, 1 if t % 2 == 0 else 0)
             return np.where(t < A2, alternate, greedy)
 
