@@ -115,14 +115,14 @@ def test_a_class_as_written(tmp_path, cls, buggy):
     violation (true ε 2, measured ≈ 1.7 here); a rerun gives the same
     document."""
     # A correct class is consistent at 99.9 % whatever the budget (a false
-    # violation has probability ≤ 0.1 %): 5 000 runs a side suffice for it.
+    # violation has probability ≤ 0.1 %): 2 000 runs a side suffice for it.
     # The buggy twin at 5 000 too: its best event is seen 892 times against
     # 150 on 2 500 held-out runs a side (ε_lb 1.53; 1.52–1.61 over seeds
     # 0–3); losing the violation (ε_lb ≤ 1) would take the log-ratio 6
     # standard errors (≈ 0.085 each: binomial counts) below its mean:
     # probability < 10⁻⁸.
     args = [f"{MOD}:{cls}", *CLASS_ARGS, "--confidence", "0.95" if buggy else "0.999",
-            "--jobs", "1", "--trials", "5000"]
+            "--jobs", "1", "--trials", "5000" if buggy else "2000"]
     code, one = _doc(tmp_path, "one", *args)
     assert code == (1 if buggy else 0), one["epsilon_lower_bound"]
     repro = [f"{MOD}:{cls}", *REPRO_ARGS, "--jobs", "1"]
@@ -199,8 +199,8 @@ def test_a_function_on_numpys_global_generator_is_reproducible_anywhere(tmp_path
     witness training draw through the capture too), not the neighbour
     search, whose pilot runs in this process whatever the executor (the
     default audit of a function is checked above)."""
-    args = [f"{MOD}:global_laplace_stream", *FUNCTION_ARGS, "--confidence", "0.999",
-            "--attack", "patterns"]
+    args = [f"{MOD}:global_laplace_stream", "--horizon", "2", "--trials", "20000",
+            "--confidence", "0.999", "--attack", "patterns"]   # 2 rounds, as for the class
     code, one = _doc(tmp_path, "one", *args, "--jobs", "1")
     _, two = _doc(tmp_path, "two", *args, "--jobs", "2")
     _, dask = _doc(tmp_path, "dask", *args, "--scheduler", cluster.scheduler_address)

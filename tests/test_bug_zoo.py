@@ -102,7 +102,7 @@ def test_noisy_answer_sparse_vector_is_refuted_by_code_and_value_events():
     assert all(isinstance(p, ValueEvents) and all(s.condition for s in p.stats)
                for p in fam.parts)
     sc = Scenario("code-value", alg, a, b, fam, alg.horizon, learned=False)
-    (res,) = audit_scenarios([sc], alg.claim, trials=1_000_000, seed=0, jobs=2)
+    (res,) = audit_scenarios([sc], alg.claim, trials=1_000_000, seed=0, jobs=1)
     assert res.epsilon_lower_bound > alg.claim.epsilon
     assert res.test.event.startswith("I_1..") and " and x_" in res.test.event
     from attacks.events import ActionAt
@@ -119,7 +119,7 @@ def test_a_leak_thirty_rounds_after_the_change_is_found_by_the_default_search():
     divergence: its window grows past round 31 and the audit refutes ε = 1
     (ε_lb ≈ 7.6, the ceiling at 20 000 runs a side)."""
     alg = bug_zoo.delayed_threshold()
-    r = audit_algorithm(alg, trials=20_000, seed=0, jobs=2)
+    r = audit_algorithm(alg, trials=20_000, seed=0, jobs=1)
     assert r.verdict == "violation" and r.epsilon_lower_bound > 5
     best = max(r.results, key=lambda x: x.epsilon_lower_bound)
     change = int(best.pair.split(":")[0].split()[1]) - 1
@@ -136,7 +136,7 @@ def test_a_claim_correct_at_1000_is_refuted_at_a_swept_corner():
     a side on the 2-round variant)."""
     alg = build("tests.bug_zoo:binary_counter_rounded")     # as `audit run` builds it
     assert alg.horizon == 1000 and alg.params["levels"] == 10
-    r = audit_algorithm(alg, trials=200_000, seed=0, jobs=2, modes=["black-box"])
+    r = audit_algorithm(alg, trials=200_000, seed=0, jobs=1, modes=["black-box"])
     assert r.verdict == "violation"
     assert r.strongest is not None and r.strongest["parameters"] == {"horizon": 2}
     assert "--horizon 2" in r.strongest["reproduce"]

@@ -33,7 +33,9 @@ The convention for code blocks in the documentation
 Small budgets (the documentation prints the real ones):
 
 * ``audit run``: ``--trials 2000``; ``audit regret``: ``--runs 200``;
-  ``audit check``: ``--scale 0.02`` (100 000 → 2 000 runs per side);
+  ``audit check``: ``--scale 0.02`` (50 000 → 1 000 runs per side); all
+  three with ``--jobs 1`` (the test runs beside others on every core: a
+  pool of workers per command would only add its start-up);
 * ``audit gallery --out DIR`` becomes the same code (``build_gallery``)
   restricted to one algorithm at 1 000 runs per side;
 * ``python benchmarks/X.py`` runs from the repository root with the small
@@ -64,7 +66,8 @@ from tests.cli import audit_here
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN_PREFIXES = ("audit ", "python ")
-SMALL = {"run": {"--trials": "2000"}, "regret": {"--runs": "200"}, "check": {"--scale": "0.02"}}
+SMALL = {"run": {"--trials": "2000", "--jobs": "1"}, "regret": {"--runs": "200", "--jobs": "1"},
+         "check": {"--scale": "0.02", "--jobs": "1"}}
 BENCHMARK_ARGS = {
     "throughput.py": ["--runs", "2000", "--horizon", "100", "--jobs", "1", "--only", "exp3"],
     "tightness.py": ["--cases", "1:2000", "--jobs", "1"],
