@@ -2,12 +2,13 @@
 
 The installed command is tested as a process where that is the point (exit
 codes and their one line on stderr in ``test_exit_codes``, signals in
-``test_store``, the documentation's commands).  Everywhere else a test only
-needs what ``audit`` prints and the code it exits with, and a new process
-spends most of a second importing numpy and scipy before it reads its
-first flag; ``audit_here`` calls the same ``main`` the console script calls
-(``audit.cli.main:main``), in a given folder and environment, and returns
-the same ``CompletedProcess`` a subprocess would.
+``test_store``).  Everywhere else, the documentation's ``audit`` lines
+included (``test_docs``), a test only needs what ``audit`` prints and the
+code it exits with, and a new process spends most of a second importing
+numpy and scipy before it reads its first flag; ``audit_here`` calls the
+same ``main`` the console script calls (``audit.cli.main:main``), in a
+given folder and environment, and returns the same ``CompletedProcess`` a
+subprocess would.
 
 May import: ``audit.cli.main``.
 """

@@ -119,13 +119,9 @@ def test_delta_enters_the_bound():
     assert r.epsilon_lower_bound == 0.0
 
 
-def _cli(*args):
-    return audit_here(*args)
-
-
 def test_run_json_document(tmp_path):
     out = tmp_path / "r.json"
-    r = _cli("run", "private-exp3", "--attack", "canary", "--epsilon", "1", "--trials", "100000",
+    r = audit_here("run", "private-exp3", "--attack", "canary", "--epsilon", "1", "--trials", "100000",
              "--jobs", "1", "--json", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
@@ -143,23 +139,23 @@ def test_run_json_document(tmp_path):
 
 
 def test_run_violation_exits_1():
-    r = _cli("run", "mutant-batch-sum", "--trials", "2000", "--quiet")   # exact: ε_lb = 1
+    r = audit_here("run", "mutant-batch-sum", "--trials", "2000", "--quiet")   # exact: ε_lb = 1
     assert r.returncode == 1, r.stderr
     assert "VIOLATION" in r.stdout
 
 
 def test_claim_override_and_user_algorithm(tmp_path):
-    r = _cli("run", "tests.user_algos:noisy_greedy", "--trials", "5000", "--horizon", "30",
+    r = audit_here("run", "tests.user_algos:noisy_greedy", "--trials", "5000", "--horizon", "30",
              "--claim-epsilon", "0.01", "--quiet")
     assert r.returncode in (0, 1) and "claim: ε = 0.01" in r.stdout, r.stderr
-    r = _cli("run", "tests.user_algos:claimless", "--trials", "5000", "--quiet")
+    r = audit_here("run", "tests.user_algos:claimless", "--trials", "5000", "--quiet")
     assert r.returncode == 2 and "--claim-epsilon" in r.stderr
     # Fresh Laplace(1/ε) noise on the cumulative losses every round composes
     # over the rounds: a change at round 1 leaks far more than ε = 1.
-    r = _cli("run", "tests.user_algos:claimless", "--trials", "5000", "--claim-epsilon", "1",
+    r = audit_here("run", "tests.user_algos:claimless", "--trials", "5000", "--claim-epsilon", "1",
              "--quiet")
     assert r.returncode == 1 and "VIOLATION" in r.stdout, r.stderr
-    r = _cli("run", "tests.user_algos:claimless", "--trials", "5000", "--claim-epsilon", "1000",
+    r = audit_here("run", "tests.user_algos:claimless", "--trials", "5000", "--claim-epsilon", "1000",
              "--quiet")
     assert r.returncode == 0 and "consistent" in r.stdout, r.stderr
 
@@ -179,7 +175,7 @@ def test_claim_override_and_user_algorithm(tmp_path):
 ])
 def test_run_bad_input_one_line_exit_2_no_json(args, word, tmp_path):
     out = tmp_path / "r.json"
-    r = _cli(*args, "--json", str(out))
+    r = audit_here(*args, "--json", str(out))
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert len(r.stderr.strip().splitlines()) == 1 and word in r.stderr, r.stderr
     assert not out.exists()

@@ -99,10 +99,6 @@ def test_bad_losses_and_advice_are_refused():
         simulate(experts, np.zeros((10, 2)), 3, rng, advice=default_advice(10, 2, 2))
 
 
-def _cli(*args):
-    return audit_here(*args)
-
-
 @pytest.mark.parametrize("args,word", [
     (["regret", "private-exp3", "--arms", "1"], "K (arms)"),
     (["regret", "private-exp3", "--epsilon", "abc"], "--epsilon"),
@@ -116,7 +112,7 @@ def _cli(*args):
 ])
 def test_cli_bad_input_is_one_line_exit_2(args, word, tmp_path):
     out = tmp_path / "r.json"
-    r = _cli(*args, "--json", str(out)) if args[0] == "regret" else _cli(*args)
+    r = audit_here(*args, "--json", str(out)) if args[0] == "regret" else audit_here(*args)
     assert r.returncode == 2, r
     assert len(r.stderr.strip().splitlines()) == 1 and word in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
@@ -125,7 +121,7 @@ def test_cli_bad_input_is_one_line_exit_2(args, word, tmp_path):
 
 def test_cli_regret_json(tmp_path):
     out = tmp_path / "r.json"
-    r = _cli("regret", "private-exp3", "--runs", "500", "--horizon", "200", "--jobs", "1",
+    r = audit_here("regret", "private-exp3", "--runs", "500", "--horizon", "200", "--jobs", "1",
              "--json", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())

@@ -16,12 +16,6 @@ from audit.engine.regret import regret_curve
 from audit.report.render import write_report
 from tests.cli import audit_here
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _cli(*args, cwd=None):
-    return audit_here(*args, cwd=cwd or ROOT)
-
 
 @pytest.fixture(scope="module")
 def blackbox_doc():
@@ -147,7 +141,7 @@ def test_write_report_rejects_malformed_documents(tmp_path):
 def test_audit_report_rerenders_without_rerunning(blackbox_report, tmp_path):
     paths, doc = blackbox_report
     out = tmp_path / "again"
-    proc = _cli("report", paths["json"], "--out", str(out))
+    proc = audit_here("report", paths["json"], "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     html = _read(out / "report.html")
     _check_html_self_contained(html)
@@ -169,7 +163,7 @@ def test_audit_report_bad_input_exits_2(tmp_path, content, name):
     path = tmp_path / name
     if content is not None:
         path.write_text(content)
-    proc = _cli("report", str(path), "--out", str(tmp_path / "out"))
+    proc = audit_here("report", str(path), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -204,7 +198,7 @@ def test_figures_thin_overlong_series(whitebox_doc, tmp_path):
 
 def test_audit_run_with_report(tmp_path):
     out = tmp_path / "run"
-    proc = _cli("run", "private-exp3", "--attack", "canary", "--trials", "20000",
+    proc = audit_here("run", "private-exp3", "--attack", "canary", "--trials", "20000",
                 "--report", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     for name in ("report.html", "report.md", "result.json"):
