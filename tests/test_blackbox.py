@@ -160,6 +160,30 @@ def test_claim_override_and_user_algorithm(tmp_path):
     assert r.returncode == 0 and "consistent" in r.stdout, r.stderr
 
 
+def test_one_pair_rerun_alone(tmp_path):
+    """``--pair`` keeps one pair of the default attacks: the result has that
+    pair alone, its two bounds share the whole 10% (α = 0.05 each, where
+    every pair of the full audit takes a smaller share), and the reproduce
+    command and the store's fingerprint name it."""
+    out = tmp_path / "r.json"
+    r = audit_here("run", "laplace", "--pair", "patterns:one-above", "--pair",
+                   "patterns:one-above", "--mode", "black-box", "--trials", "4000",
+                   "--confidence", "0.9", "--jobs", "1", "--no-store", "--json", str(out),
+                   "--quiet")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert [a["scenario"] for a in doc["attacks"]] == ["patterns:one-above"]
+    assert doc["attacks"][0]["bounds"]["alpha_each"] == pytest.approx(0.05)
+    assert doc["reproduce"].count("--pair patterns:one-above") == 1
+    alg = build("laplace")
+    full = audit_algorithm(alg, trials=4000, confidence=0.9, modes=["black-box"])
+    assert len(full.results) > 1 and "patterns:one-above" in [x.label for x in full.results]
+    from audit.execution.store import audit_fingerprint
+    prints = {audit_fingerprint(alg, alg.claim, ["patterns"], 4000, 0.9, 0, None, None, p)
+              for p in (None, ["patterns:one-above"], ["patterns:one-below"])}
+    assert len(prints) == 3
+
+
 @pytest.mark.parametrize("args,word", [
     (["run", "private-exp3", "--attack", "nope"], "canary"),
     (["run", "exp3", "--attack", "canary"], "applies only to conversions"),
@@ -172,6 +196,7 @@ def test_claim_override_and_user_algorithm(tmp_path):
     (["run", "tests.user_algos:missing"], "no attribute"),
     (["run", "tests.user_algos:not_an_algorithm"], "neither an Algorithm"),
     (["run", "exp3", "--epsilon", "1"], "epsilon is not a parameter of exp3"),
+    (["run", "laplace", "--pair", "nope", "--trials", "1000"], "patterns:one-above"),
 ])
 def test_run_bad_input_one_line_exit_2_no_json(args, word, tmp_path):
     out = tmp_path / "r.json"

@@ -35,6 +35,10 @@ def add_run_parser(sub):
     p.add_argument("--attack", action="append", metavar="NAME",
                    help="an attack to run (repeatable; a repeated name runs once; see "
                         "'audit list --attacks') (default: the algorithm's default attacks)")
+    p.add_argument("--pair", action="append", metavar="LABEL",
+                   help="only the attacks' pair with this label, as results print it (e.g. "
+                        "patterns:one-above; repeatable): rerun alone, it gets the whole "
+                        "error budget (default: every pair)")
     p.add_argument("--confidence", type=number("--confidence", lo=0.5, hi=1, lo_open=False,
                                                hi_open=True), default=0.95,
                    help="confidence level C, 0.5 <= C < 1 (default: %(default)s)")
@@ -151,15 +155,17 @@ def cmd_run(args):
             "--claim-per-round-epsilon": args.claim_per_round_epsilon}
     names = attack_names(alg, args.attack, search=not args.mode or "black-box" in args.mode)
     witness = {"auto": None, "on": True, "off": False}[args.witness]
+    args.pair = dedupe(args.pair)
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode, witness)
+                                args.seed, args.mode, witness, args.pair)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
             result = audit_algorithm(alg, args.attack, trials=args.trials,
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
-                                     executor=ex, progress=reporter, witness=witness)
+                                     executor=ex, progress=reporter, witness=witness,
+                                     pairs=args.pair)
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise

@@ -26,7 +26,8 @@ from audit.execution.store import audit_fingerprint
 
 
 def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
-                      modes=None, witness: Optional[bool] = None) -> str:
+                      modes=None, witness: Optional[bool] = None,
+                      pairs: Optional[Sequence[str]] = None) -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -38,6 +39,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
             parts += [flag, str(value)]
     for a in attacks:
         parts += ["--attack", a]
+    for label in pairs or ():
+        parts += ["--pair", label]
     for m in modes or ():
         parts += ["--mode", m]
     if witness is not None:
@@ -51,12 +54,16 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     jobs: int = 1, claim: Optional[Claim] = None, show_progress: bool = False,
                     command: Optional[str] = None, modes: Optional[Sequence[str]] = None,
                     executor: Optional[Executor] = None, progress=None,
-                    witness: Optional[bool] = None) -> AuditResult:
+                    witness: Optional[bool] = None,
+                    pairs: Optional[Sequence[str]] = None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).  ``witness`` adds a learned witness to
     every black-box pair (True) or to none (False); None: where the pair
-    wants one (``event_test.wants_witness``).
+    wants one (``event_test.wants_witness``).  ``pairs`` keeps only the
+    attacks' pairs with these labels (as results print them, e.g.
+    ``patterns:one-above``): one pair rerun alone gets the whole error
+    budget and all the runs.
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -79,13 +86,15 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     wanted = set(modes or MODES)
     scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted,
                                      events="black-box" in wanted, trials=trials)
+    if pairs:
+        scenarios = only_pairs(scenarios, pairs, alg.name)
     check_scenarios(scenarios, claim)
     check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     fingerprint = None
     if executor is not None and executor.store is not None:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness)
+                                        witness, pairs)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     sampler = Sampler(seed, ex, progress)
     # Declarations are checked, never trusted: a failed check switches the
@@ -138,7 +147,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
-                                           witness)
+                                           witness, pairs)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
@@ -146,6 +155,18 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        notes=tuple(audit_notes(alg, claim, scenarios, black)),
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command))
+
+
+def only_pairs(scenarios, labels: Sequence[str], name: str) -> list:
+    """The scenarios whose label is one of ``labels`` (``--pair``), in the
+    attacks' order; a label no pair has is refused, naming the labels there
+    are."""
+    have = [sc.label for sc in scenarios]
+    unknown = [l for l in labels if l not in have]
+    if unknown:
+        raise ValueError(f"--pair {unknown[0]!r}: no pair of {name}'s attacks has this label; "
+                         f"its pairs: {', '.join(have)}")
+    return [sc for sc in scenarios if sc.label in set(labels)]
 
 
 def claim_of(sc, claim: Claim, overridden: bool) -> Claim:

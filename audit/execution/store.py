@@ -508,11 +508,11 @@ def code_digest(alg) -> str:
 
 
 def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
-                      witness=None) -> str:
+                      witness=None, pairs=None) -> str:
     """sha256 of everything that determines an audit's counts: the algorithm
     (name, parameters, T, K, N, the code it runs), the claim it is judged
-    against, the attacks, the budget (trials, confidence), the seed, the modes,
-    and the versions of the tool and of numpy (the random streams).  Not the
+    against, the attacks (and the pairs kept of them), the budget (trials,
+    confidence), the seed, the modes, and the versions of the tool and of numpy (the random streams).  Not the
     number of workers or the scheduler: the result does not depend on them."""
     from audit import __version__
     spec = {
@@ -531,6 +531,8 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
     }
     if witness is not None:   # absent when left to the pairs: older fingerprints still match
         spec["witness"] = bool(witness)
+    if pairs:                 # absent for every pair (as before)
+        spec["pairs"] = sorted(set(pairs))
     loss_range = tuple(float(v) for v in getattr(alg, "loss_range", (0.0, 1.0)))
     if loss_range != (0.0, 1.0):   # the pairs are built in it; absent on [0, 1] (as before)
         spec["algorithm"]["loss_range"] = list(loss_range)
