@@ -319,10 +319,10 @@ def main(argv=None) -> int:
           f"alone, up to {args.seconds:g} s and {args.max_samples} samples in all; exact at "
           f"{args.trials} runs per side; DP-Sniper: published ε_lb at 90% (2·10⁸ samples)")
     head = (f"{'mechanism':21s} {'true ε':>7s} │ {'cal ε_lb':>8s} {'cal s':>6s} │ "
-            f"{'pair':24s} {'black-box':>9s} {'per side':>8s} {'samples':>8s} {'s':>6s} │ "
+            f"{'pair':30s} {'black-box':>9s} {'per side':>8s} {'samples':>8s} {'s':>6s} │ "
             f"{'exact':>7s} {'/true':>6s} {'attained on':30s} {'s':>6s} │ {'total s':>7s} │ "
             f"{'DP-Sniper':>9s}")
-    print(f"{'':21s} {'':7s} │ {'calibration':^15s} │ {'black-box ε_lb, 90%: the pair alone':^60s} │ "
+    print(f"{'':21s} {'':7s} │ {'calibration':^15s} │ {'black-box ε_lb, 90%: the pair alone':^66s} │ "
           f"{'exact ε_lb (no statistical error)':^53s} │ {'':7s} │")
     print(head)
     print("-" * len(head))
@@ -368,7 +368,7 @@ def main(argv=None) -> int:
             pair = [n for n in result.notes if n.startswith("the optimised pair")]
             optimised_pairs.append((name, pair[0] if pair else "", result.event))
         print(f"{name:21s} {fmt(true):>7s} │ {fmt(cal.epsilon):>8s} {cal.seconds:>6.1f} │ "
-              f"{bb.pair[:24]:24s} {fmt(bb.final.epsilon):>9s} {fmt_count(bb.final.trials):>8s} "
+              f"{bb.pair[:30]:30s} {fmt(bb.final.epsilon):>9s} {fmt_count(bb.final.trials):>8s} "
               f"{fmt_count(bb.samples):>8s} {bb.seconds:>6.1f} │ "
               f"{fmt(ex):>7s} {ratio:>6s} {where[:30]:30s} {ex_s:>6.1f} │ {total:>7.1f} │ "
               f"{fmt(theirs):>9s}", flush=True)
