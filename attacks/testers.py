@@ -16,10 +16,12 @@ answers (the DP testers' benchmark suite: ``algorithms.dp_testers``).
   (``attacks.search`` changes one round): sign vectors d ∈ {−Δ, 0, Δ}^n on
   base points of the domain, the patterns' own and random ones, ranked on
   pilot runs of their own streams by successive halving, the best audited
-  black-box with a learned witness.
+  black-box with a learned witness; one answer over a small integer domain
+  (``enumerable``) has every neighbouring pair tried instead.
 * the event family of a stream pair (``stream_events``): each round's answer
   code, pairs of rounds, whole code sequences frequent in a pilot,
-  thresholds on each round's numeric answers and on their sum, and
+  thresholds on each round's numeric answers and on their sum, corners
+  (``PointCorner``: the most telling coordinates all leaning one way), and
   code-and-value events (a frequent code prefix together with a threshold
   on the number released with its last code, ``attacks.values``), the
   thresholds and sequences fixed from pilot runs on streams no audit run
@@ -44,8 +46,13 @@ from .values import code_value_family
 # three words like the search's pilot, a different first word.
 EVENTS_STREAM = 0x57EA
 PILOT_RUNS = 4000
+# One answer (``enumerable``) is cheap to simulate, and the corner events'
+# coordinates are ranked by the pilot: RAPPOR's bits each move ε/20, which
+# 4000 runs a side rank with a standard error of half that.
+ENUMERATED_PILOT = 32000
 MAX_SEQUENCES = 48
 MAX_COORDS = 5
+MAX_CORNER = 24             # coordinates of a round's corner events at most
 CODE_VALUE_ROUNDS = 32      # rounds whose numbers get code-and-value events
 
 
@@ -193,6 +200,79 @@ class PointSumBelow(PointSumAbove):
         return x <= c
 
 
+@dataclass(frozen=True)
+class PointCorner:
+    """{every one of the first m listed coordinates of x_t on its listed
+    side of its threshold}, m = 1, 2, … for each listed round: the corner of
+    a round's answers where the coordinates that tell the two sides apart
+    most all lean one way.  Many released numbers that each move a little
+    (RAPPOR's Bloom bits, a twentieth of ε each) show their product only
+    jointly: the bits at their likelier values together have the ratio
+    e^ε and a probability of about 2^-bits, where one bit shows a
+    twentieth and a sum or a linear score also counts the bits that do not
+    move.  Coordinates, thresholds and sides are fixed from the pilot."""
+
+    rounds: tuple
+    coords: tuple           # per round: coordinates, the most telling first
+    thresholds: tuple       # per round: one threshold per coordinate
+    above: tuple            # per round: True for x > c, False for x <= c
+
+    @property
+    def point_rounds(self) -> tuple:
+        return tuple(self.rounds)
+
+    @property
+    def labels(self) -> list[str]:
+        out = []
+        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            parts = []
+            for i, c, up in zip(cs, ths, ups):
+                parts.append(f"x_{t + 1}[{i + 1}] {'>' if up else '<='} {c:.4g}")
+                out.append(" and ".join(parts) if len(parts) <= 3 else
+                           f"{' and '.join(parts[:2])} and … {len(parts) - 3} more and "
+                           f"{parts[-1]}")
+        return out
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = []
+        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            x = points[t]
+            inside = np.ones(x.shape[0], dtype=bool)
+            for i, c, up in zip(cs, ths, ups):
+                inside &= (x[:, i] > c) if up else (x[:, i] <= c)
+                out.append(int(inside.sum()))
+        return np.asarray(out, dtype=np.int64)
+
+
+def point_corners(pts_a, pts_b, rounds) -> list:
+    """The two ``PointCorner`` families (leaning to ℓ, leaning to ℓ′) of
+    the pilot's points: per round, each coordinate thresholded at its
+    pooled mean, ranked by the pilot's |log-ratio| of being above it (the
+    coordinates that never vary left out), at most ``MAX_CORNER``."""
+    fams = ([], [], [], [])      # rounds, coords, thresholds, sides leaning to ℓ
+    for t in rounds:
+        xa, xb = pts_a[t], pts_b[t]
+        pooled = np.concatenate([xa, xb])
+        thr = pooled.mean(axis=0)
+        varies = pooled.min(axis=0) < pooled.max(axis=0)
+        pa = ((xa > thr).sum(axis=0) + 0.5) / (xa.shape[0] + 1.0)
+        pb = ((xb > thr).sum(axis=0) + 0.5) / (xb.shape[0] + 1.0)
+        up, low = np.log(pa / pb), np.log((1 - pa) / (1 - pb))
+        telling = np.maximum(np.abs(up), np.abs(low))
+        order = [int(i) for i in np.argsort(-telling, kind="stable") if varies[i]][:MAX_CORNER]
+        if len(order) < 2:
+            continue
+        fams[0].append(t)
+        fams[1].append(tuple(order))
+        fams[2].append(tuple(float(thr[i]) for i in order))
+        fams[3].append(tuple(bool(up[i] > low[i]) for i in order))
+    if not fams[0]:
+        return []
+    rounds, coords, ths, lean = (tuple(f) for f in fams)
+    return [PointCorner(rounds, coords, ths, lean),
+            PointCorner(rounds, coords, ths, tuple(tuple(not u for u in ups) for ups in lean))]
+
+
 def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int, runs: int = PILOT_RUNS):
     T = alg.horizon
     point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
@@ -210,7 +290,8 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
     side])`` that no audit run uses."""
     T = alg.horizon
     K = alg.learner.n_arms
-    traces = _pilot(alg, a, b, key, max(MIN_RUNG, int(share * PILOT_RUNS)))
+    runs = ENUMERATED_PILOT if enumerable(alg) else PILOT_RUNS
+    traces = _pilot(alg, a, b, key, max(MIN_RUNG, int(share * runs)))
     parts = []
     if K > 1:
         rounds = tuple(range(T))
@@ -243,6 +324,7 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
                   CoordinateBelow(rounds, coords, tuple(below))]
         if d > 1:
             parts += [PointSumAbove(rounds, tuple(sums_up)), PointSumBelow(rounds, tuple(sums_low))]
+            parts += point_corners(pts[0], pts[1], rounds)
         if K > 1:
             # A number released with a code: the code prefix up to its round
             # together with a threshold on it, in the tails of the runs that
@@ -302,8 +384,14 @@ class Patterns(Attack):
 
 # ----------------------------------------------------------- stream search
 SEARCH_BASES = 3            # random base points besides the patterns' own
+MAX_ENUMERATED = 64         # a one-answer integer domain this small is searched whole
 SEARCH_SIGNS = 12           # random sign vectors
 SEARCH_RUNS = (500, 2000, 8000)   # successive-halving rungs (runs per side)
+# Every pair of a one-answer domain (``enumerable``), ranked up to 128 000
+# runs a side: a joint event of many coordinates that each move a little
+# (RAPPOR's corner of 8 Bloom bits, probability ~1/256) competes with one of
+# fewer only once it is counted hundreds of times; one answer is cheap.
+ENUMERATED_RUNS = (2000, 16000, 128000)
 MIN_RUNG = 100              # the fewest pilot runs a side, however small the share
 SEARCH_FINALISTS = 2
 
@@ -320,11 +408,16 @@ def search_candidates(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]
     lo, hi = alg.loss_range
     rng = np.random.default_rng([EVENTS_STREAM, 0, 0, 0xC5])
     integer = alg.check_losses is not None
+    out = [(f"pattern-{name}", a, b) for name, a, b in pattern_pairs(alg)]
+    if enumerable(alg):
+        # One answer over a small integer domain: every neighbouring pair,
+        # not a sample of them (RAPPOR's neighbours differ in 2 to 8 of its
+        # Bloom bits, and which ones is a matter of hashing, not of distance).
+        return out + enumerated_pairs(alg, out, lo, hi, step)
     bases = [np.ones(n)]
     for _ in range(SEARCH_BASES):
         x = rng.uniform(lo + step, hi - step, n) if hi - lo > 2 * step else rng.uniform(lo, hi, n)
         bases.append(np.round(x) if integer else x)
-    out = [(f"pattern-{name}", a, b) for name, a, b in pattern_pairs(alg)]
     signs = [rng.choice([-1.0, 0.0, 1.0], size=n) for _ in range(SEARCH_SIGNS)]
     if relation != "bounded-all":
         signs = [np.eye(n)[int(rng.integers(n))] * rng.choice([-1.0, 1.0])
@@ -348,12 +441,46 @@ def search_candidates(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]
     return out
 
 
+def enumerable(alg: Algorithm) -> bool:
+    """Whether the stream search tries every neighbouring pair: one answer
+    over an integer domain of at most ``MAX_ENUMERATED`` steps."""
+    _, step = relation_of(alg)
+    T, K = stream_shape(alg)
+    lo, hi = alg.loss_range
+    return (alg.check_losses is not None and T * K == 1 and step > 0
+            and (hi - lo) / step < MAX_ENUMERATED)
+
+
+def enumerated_pairs(alg: Algorithm, known, lo: float, hi: float, step: float) -> list:
+    """Every pair (v, v ± step) of a one-answer mechanism's integer domain
+    [lo, hi] that the relation and the domain check accept, labelled
+    'from-v-to-w', leaving out those already in ``known``."""
+    out = []
+    for v in lo + step * np.arange(int(round((hi - lo) / step)) + 1):
+        for w in (v - step, v + step):
+            if not lo <= w <= hi:
+                continue
+            a, b = np.array([[float(v)]]), np.array([[float(w)]])
+            if any(np.array_equal(a, x) and np.array_equal(b, y) for _, x, y in known):
+                continue
+            if alg.claim and alg.claim.not_neighbours(a, b):
+                continue
+            try:
+                alg.check_losses(a)
+                alg.check_losses(b)
+            except ValueError:
+                continue
+            out.append((f"from-{v:g}-to-{w:g}", a, b))
+    return out
+
+
 def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
     """Rank ``search_candidates`` by successive halving on pilot runs (the
     score of ``attacks.search.pilot_score`` over each pair's own events) and
     return the best as black-box scenarios with a learned witness.  Every
     pilot runs ``share`` of its full size (``attacks.search.pilot_share``)."""
-    rungs = tuple(max(MIN_RUNG, int(share * n)) for n in SEARCH_RUNS)
+    rungs = tuple(max(MIN_RUNG, int(share * n))
+                  for n in (ENUMERATED_RUNS if enumerable(alg) else SEARCH_RUNS))
     cands = search_candidates(alg)
     if not cands:
         raise ValueError(f"attack search: no neighbouring pair of {alg.name} fits its domain")

@@ -486,3 +486,54 @@ def test_parallel_halves_must_use_distinct_draws():
     sc = Patterns().scenarios(alg, events=False)[0]
     c = parallel.checks(alg, sc, 0, 0)[0]
     assert not c.passed and "second sparse vector" in c.what
+
+
+def test_corner_events_count_what_their_labels_say():
+    """``PointCorner`` counts, for m = 1, 2, …, the runs whose first m
+    listed coordinates all lie on their listed sides: checked against a
+    direct count on random points (no randomness in the check itself)."""
+    from attacks.testers import PointCorner
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(500, 6))
+    fam = PointCorner((0,), ((4, 1, 5),), ((0.1, -0.2, 0.3),), ((True, False, True),))
+    want, inside = [], np.ones(500, dtype=bool)
+    for i, c, up in zip((4, 1, 5), (0.1, -0.2, 0.3), (True, False, True)):
+        inside &= (x[:, i] > c) if up else (x[:, i] <= c)
+        want.append(int(inside.sum()))
+    assert fam.count(np.zeros((500, 1)), [x]).tolist() == want
+    assert len(fam.labels) == 3 and fam.labels[1] == "x_1[5] > 0.1 and x_1[2] <= -0.2"
+
+
+def test_rappor_corner_leads_with_the_bits_the_pair_moves():
+    """One-time RAPPOR on 4 → 5, whose Bloom filters differ in all 8 bits
+    (each moving the report by ln(0.525/0.475) ≈ 0.1): the corner events'
+    first 8 coordinates are exactly those bits, each on the side its value's
+    filter favours.  From 32 000 pilot runs a side a bit that does not move
+    has |log-ratio| of about 0.011 (one standard error), a moving one 0.1,
+    so a wrong ranking needs a 9-standard-error fluke (< 10⁻¹⁵); the pilot's
+    streams are fixed, so this is deterministic."""
+    from attacks.testers import PointCorner, stream_events
+    alg = build("one-time-rappor")
+    a, b = np.array([[4.0]]), np.array([[5.0]])
+    fam = stream_events(alg, a, b, key=1)
+    lean_a = next(p for p in fam.parts if isinstance(p, PointCorner))
+    ba, bb = bloom_bits(4, 4, 20).astype(bool), bloom_bits(5, 4, 20).astype(bool)
+    moved = set(np.flatnonzero(ba != bb).tolist())
+    assert len(moved) == 8
+    first = lean_a.coords[0][:8]
+    assert set(first) == moved
+    assert all(up == bool(ba[i]) for i, up in zip(first, lean_a.above[0][:8]))
+
+
+def test_a_one_answer_integer_domain_is_searched_whole():
+    """The stream search of a one-answer mechanism over a small integer
+    domain tries every neighbouring pair (v, v ± 1), each inside the domain
+    and accepted by the claim's relation; a larger input is sampled."""
+    from attacks.testers import enumerable, search_candidates
+    alg = build("rappor")
+    cands = search_candidates(alg)
+    pairs = {(float(a[0, 0]), float(b[0, 0])) for _, a, b in cands}
+    assert pairs == {(v, w) for v in range(-10, 11) for w in (v - 1, v + 1) if -10 <= w <= 10}
+    assert len(cands) == len(pairs)
+    assert all(alg.claim.not_neighbours(a, b) is None for _, a, b in cands)
+    assert enumerable(alg) and not enumerable(build("noisy-hist1"))
