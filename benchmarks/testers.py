@@ -99,7 +99,6 @@ CONFIDENCE = 0.90
 REACHED = 0.99          # an exact audit "reaches" the true ε at this fraction of it
 TARGET_SAMPLES = 20_000_000   # the issue's target: a black-box win at ≤ 2·10⁷ samples …
 TARGET_SECONDS = 60.0         # … and under 60 s (also the limit on a mechanism's total)
-CAL_SHARE = 0.25              # of --max-samples a cheap mechanism's calibration may use
 
 
 SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -247,16 +246,7 @@ def black_box(alg, args) -> Focused:
     same pair at ``--trials``, whose runs are the final audit's first ones)
     projects (``budget``) within what the calibration left of ``--seconds``
     and ``--max-samples``."""
-    cal = probe = black_box_at(alg, args, args.trials, args.seed)
-    # Where the mechanism is cheap, the calibration takes a quarter of the
-    # samples: a pair whose leak lies in a rarer event (RAPPOR's corner of 8
-    # Bloom bits, probability ~1/256) wins the choice only when that event is
-    # counted often enough to be the one its calibration tests.  The probe
-    # at --trials then only sized it (its time and runs are not counted).
-    trials = round_down(CAL_SHARE * args.max_samples / (2 * max(1, len(probe.labels))))
-    if trials > args.trials and (probe.seconds + probe.counting * (trials / args.trials - 1)
-                                 <= args.seconds / 3):
-        cal = black_box_at(alg, args, trials, args.seed)
+    cal = black_box_at(alg, args, args.trials, args.seed)
     label, timing = choose_pair(alg, args, cal)
     trials = budget(timing, args.seconds - cal.seconds,
                     args.max_samples - cal.samples - cal.training)
@@ -328,11 +318,11 @@ def main(argv=None) -> int:
           f"black-box calibrated on every pair at {args.trials} runs per side, then one pair "
           f"alone, up to {args.seconds:g} s and {args.max_samples} samples in all; exact at "
           f"{args.trials} runs per side; DP-Sniper: published ε_lb at 90% (2·10⁸ samples)")
-    head = (f"{'mechanism':21s} {'true ε':>7s} │ {'cal ε_lb':>8s} {'per side':>8s} {'cal s':>6s} │ "
+    head = (f"{'mechanism':21s} {'true ε':>7s} │ {'cal ε_lb':>8s} {'cal s':>6s} │ "
             f"{'pair':30s} {'black-box':>9s} {'per side':>8s} {'samples':>8s} {'s':>6s} │ "
             f"{'exact':>7s} {'/true':>6s} {'attained on':30s} {'s':>6s} │ {'total s':>7s} │ "
             f"{'DP-Sniper':>9s}")
-    print(f"{'':21s} {'':7s} │ {'calibration':^24s} │ {'black-box ε_lb, 90%: the pair alone':^66s} │ "
+    print(f"{'':21s} {'':7s} │ {'calibration':^15s} │ {'black-box ε_lb, 90%: the pair alone':^66s} │ "
           f"{'exact ε_lb (no statistical error)':^53s} │ {'':7s} │")
     print(head)
     print("-" * len(head))
@@ -377,8 +367,7 @@ def main(argv=None) -> int:
         if where == "optimised" and result is not None:
             pair = [n for n in result.notes if n.startswith("the optimised pair")]
             optimised_pairs.append((name, pair[0] if pair else "", result.event))
-        print(f"{name:21s} {fmt(true):>7s} │ {fmt(cal.epsilon):>8s} {fmt_count(cal.trials):>8s} "
-              f"{cal.seconds:>6.1f} │ "
+        print(f"{name:21s} {fmt(true):>7s} │ {fmt(cal.epsilon):>8s} {cal.seconds:>6.1f} │ "
               f"{bb.pair[:30]:30s} {fmt(bb.final.epsilon):>9s} {fmt_count(bb.final.trials):>8s} "
               f"{fmt_count(bb.samples):>8s} {bb.seconds:>6.1f} │ "
               f"{fmt(ex):>7s} {ratio:>6s} {where[:30]:30s} {ex_s:>6.1f} │ {total:>7.1f} │ "
