@@ -429,16 +429,23 @@ def search_candidates(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]
             a = np.clip(base, lo, hi)
             b = np.clip(base + step * s, lo, hi)
             a, b = a.reshape(T, K), b.reshape(T, K)
-            if np.array_equal(a, b) or (alg.claim and alg.claim.not_neighbours(a, b)):
-                continue
-            if integer:
-                try:
-                    alg.check_losses(a)
-                    alg.check_losses(b)
-                except ValueError:
-                    continue
-            out.append((f"base-{i}-signs-{j}", a, b))
+            if not np.array_equal(a, b) and admissible(alg, a, b):
+                out.append((f"base-{i}-signs-{j}", a, b))
     return out
+
+
+def admissible(alg: Algorithm, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the claim's relation accepts (a, b) and, where the mechanism
+    checks its inputs (an integer domain), both sides pass the check."""
+    if alg.claim and alg.claim.not_neighbours(a, b):
+        return False
+    if alg.check_losses is not None:
+        try:
+            alg.check_losses(a)
+            alg.check_losses(b)
+        except ValueError:
+            return False
+    return True
 
 
 def enumerable(alg: Algorithm) -> bool:
@@ -461,16 +468,9 @@ def enumerated_pairs(alg: Algorithm, known, lo: float, hi: float, step: float) -
             if not lo <= w <= hi:
                 continue
             a, b = np.array([[float(v)]]), np.array([[float(w)]])
-            if any(np.array_equal(a, x) and np.array_equal(b, y) for _, x, y in known):
-                continue
-            if alg.claim and alg.claim.not_neighbours(a, b):
-                continue
-            try:
-                alg.check_losses(a)
-                alg.check_losses(b)
-            except ValueError:
-                continue
-            out.append((f"from-{v:g}-to-{w:g}", a, b))
+            if admissible(alg, a, b) and not any(
+                    np.array_equal(a, x) and np.array_equal(b, y) for _, x, y in known):
+                out.append((f"from-{v:g}-to-{w:g}", a, b))
     return out
 
 
