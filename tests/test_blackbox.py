@@ -163,8 +163,9 @@ def test_claim_override_and_user_algorithm(tmp_path):
 def test_one_pair_rerun_alone(tmp_path):
     """``--pair`` keeps one pair of the default attacks: the result has that
     pair alone, its two bounds share the whole 10% (α = 0.05 each, where
-    every pair of the full audit takes a smaller share), and the reproduce
-    command and the store's fingerprint name it."""
+    every pair of the full audit takes a smaller share), the neighbour
+    search runs only for a label of its own, and the reproduce command and
+    the store's fingerprint name the pair."""
     out = tmp_path / "r.json"
     r = audit_here("run", "laplace", "--pair", "patterns:one-above", "--pair",
                    "patterns:one-above", "--mode", "black-box", "--trials", "4000",
@@ -175,6 +176,8 @@ def test_one_pair_rerun_alone(tmp_path):
     assert [a["scenario"] for a in doc["attacks"]] == ["patterns:one-above"]
     assert doc["attacks"][0]["bounds"]["alpha_each"] == pytest.approx(0.05)
     assert doc["reproduce"].count("--pair patterns:one-above") == 1
+    # No label names a search pair: the search (and its pilot) did not run.
+    assert "--attack search" not in doc["reproduce"]
     alg = build("laplace")
     full = audit_algorithm(alg, trials=4000, confidence=0.9, modes=["black-box"])
     assert len(full.results) > 1 and "patterns:one-above" in [x.label for x in full.results]

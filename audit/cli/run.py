@@ -126,7 +126,7 @@ def verdict_line(result, name: str) -> str:
 
 def cmd_run(args):
     from audit.engine import audit_algorithm, reproduce_command
-    from audit.engine.scenarios import attack_names
+    from audit.engine.scenarios import attack_names, search_wanted
     from audit.execution.progress import Reporter, reporting
     from audit.execution.store import keep_from_env
 
@@ -153,9 +153,11 @@ def cmd_run(args):
             "--methods": args.methods, "--feedback": args.feedback,
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
             "--claim-per-round-epsilon": args.claim_per_round_epsilon}
-    names = attack_names(alg, args.attack, search=not args.mode or "black-box" in args.mode)
-    witness = {"auto": None, "on": True, "off": False}[args.witness]
     args.pair = dedupe(args.pair)
+    names = attack_names(alg, args.attack,
+                         search=search_wanted(not args.mode or "black-box" in args.mode,
+                                              args.pair))
+    witness = {"auto": None, "on": True, "off": False}[args.witness]
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
                                 args.seed, args.mode, witness, args.pair)
     pruned = None

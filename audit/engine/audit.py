@@ -18,7 +18,7 @@ from audit.engine.models import check_declarations, failed, refusal_reason, rest
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.reproducibility import check_own_randomness
 from audit.engine.sampling import Sampler
-from audit.engine.scenarios import check_scenarios, scenarios_for
+from audit.engine.scenarios import SEARCH, check_scenarios, scenarios_for, search_wanted
 from audit.engine.verdict import AuditResult
 from audit.execution.executor import Executor
 from audit.execution.progress import Reporter, active
@@ -84,10 +84,12 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         if m not in MODES:
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
-    scenarios, names = scenarios_for(alg, attacks, search="black-box" in wanted,
+    search = search_wanted("black-box" in wanted, pairs)
+    scenarios, names = scenarios_for(alg, attacks, search=search,
                                      events="black-box" in wanted, trials=trials)
     if pairs:
-        scenarios = only_pairs(scenarios, pairs, alg.name)
+        scenarios = only_pairs(scenarios, pairs, alg.name, skipped_search=(
+            attacks is None and "black-box" in wanted and SEARCH not in names))
     check_scenarios(scenarios, claim)
     check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
@@ -157,15 +159,17 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                                                    command))
 
 
-def only_pairs(scenarios, labels: Sequence[str], name: str) -> list:
+def only_pairs(scenarios, labels: Sequence[str], name: str, skipped_search: bool = False) -> list:
     """The scenarios whose label is one of ``labels`` (``--pair``), in the
     attacks' order; a label no pair has is refused, naming the labels there
-    are."""
+    are (``skipped_search``: the search, which no label named, did not run)."""
     have = [sc.label for sc in scenarios]
     unknown = [l for l in labels if l not in have]
     if unknown:
+        more = ("; the neighbour search's pairs, labelled search:…, are built when a --pair "
+                "names one" if skipped_search else "")
         raise ValueError(f"--pair {unknown[0]!r}: no pair of {name}'s attacks has this label; "
-                         f"its pairs: {', '.join(have)}")
+                         f"its pairs: {', '.join(have)}{more}")
     return [sc for sc in scenarios if sc.label in set(labels)]
 
 

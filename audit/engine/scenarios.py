@@ -48,6 +48,14 @@ def attack_names(alg: Algorithm, attacks: Optional[Sequence[str]],
     return names + [SEARCH]
 
 
+def search_wanted(black: bool, pairs: Optional[Sequence[str]] = None) -> bool:
+    """Whether an audit adds the neighbour search to the default attacks:
+    for black-box evidence (its pairs are audited black-box only), and under
+    ``--pair`` only where a label names one of its pairs (``search:…``), so a
+    pattern pair rerun alone does not pay for the search's pilot."""
+    return black and (not pairs or any(p.split(":")[0] == SEARCH for p in pairs))
+
+
 def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool = True,
                   events: bool = True, trials: Optional[int] = None):
     """The scenarios of the named attacks (default: the algorithm's and the

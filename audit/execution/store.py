@@ -512,8 +512,9 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
     """sha256 of everything that determines an audit's counts: the algorithm
     (name, parameters, T, K, N, the code it runs), the claim it is judged
     against, the attacks (and the pairs kept of them), the budget (trials,
-    confidence), the seed, the modes, and the versions of the tool and of numpy (the random streams).  Not the
-    number of workers or the scheduler: the result does not depend on them."""
+    confidence), the seed, the modes, and the versions of the tool and of
+    numpy (the random streams).  Not the number of workers or the scheduler:
+    the result does not depend on them."""
     from audit import __version__
     spec = {
         "store_schema": SCHEMA_VERSION,
