@@ -21,7 +21,8 @@ answers (the DP testers' benchmark suite: ``algorithms.dp_testers``).
 * the event family of a stream pair (``stream_events``): each round's answer
   code, pairs of rounds, whole code sequences frequent in a pilot,
   thresholds on each round's numeric answers and on their sum, corners
-  (``PointCorner``: the most telling coordinates all leaning one way), and
+  (``PointCorner``: the most telling coordinates all leaning one way),
+  counts (``PointCount``: at least k of them leaning one way), and
   code-and-value events (a frequent code prefix together with a threshold
   on the number released with its last code, ``attacks.values``), the
   thresholds and sequences fixed from pilot runs on streams no audit run
@@ -53,6 +54,7 @@ ENUMERATED_PILOT = 32000
 MAX_SEQUENCES = 48
 MAX_COORDS = 5
 MAX_CORNER = 24             # coordinates of a round's corner events at most
+COUNT_SIZES = (4, 8, 12, 16)  # the sign tests' numbers of coordinates (and all of them)
 CODE_VALUE_ROUNDS = 32      # rounds whose numbers get code-and-value events
 
 
@@ -244,11 +246,63 @@ class PointCorner:
         return np.asarray(out, dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class PointCount(PointCorner):
+    """{at least k of the first m listed coordinates of x_t on their listed
+    sides}, for m in ``COUNT_SIZES`` (and all the listed ones) and
+    m/2 < k < m, for each listed round: the sign test of many coordinates
+    that each move a little.  Where every coordinate carries a small share
+    of ε independently (20 parallel Laplace copies of one answer, a
+    two-hundredth of ε each), the corner of all of them is too rare to be
+    counted (2^-20) and a sum of the raw numbers reaches the ratio only far
+    in its tail; the number of coordinates leaning one way is the
+    likelihood ratio's own statistic (each lean multiplies it by the same
+    factor) and has most of the ratio with a probability of a few percent.
+    Coordinates, thresholds and sides are fixed from the pilot, as the
+    corners' are; the sides either lean towards one input of the pair, as the
+    pilot measured them (``words`` "on the side favouring ℓ"), or are all
+    "above" or all "at or below": many coordinates that each move too little
+    for the pilot to tell their direction (a two-hundredth of ε, against a
+    pilot's standard error of a few hundredths) are counted all the same
+    where they move together, as parallel copies of one answer do."""
+
+    words: str = "on the side favouring ℓ"
+
+    def _sizes(self, n_coords: int) -> list[int]:
+        return sorted({m for m in COUNT_SIZES if m < n_coords} | {n_coords})
+
+    @property
+    def labels(self) -> list[str]:
+        out = []
+        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            for m in self._sizes(len(cs)):
+                first = ", ".join(f"x_{t + 1}[{i + 1}] {'>' if up else '<='} {c:.4g}"
+                                  for i, c, up in list(zip(cs, ths, ups))[:2])
+                for k in range(m // 2 + 1, m):
+                    out.append(f"at least {k} of {m} coordinates of x_{t + 1} {self.words} "
+                               f"({first}{', …' if m > 2 else ''})")
+        return out
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = []
+        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            x = points[t][:, list(cs)]
+            ths, ups = np.asarray(ths), np.asarray(ups)
+            leaning = np.where(ups[None, :], x > ths[None, :], x <= ths[None, :])
+            running = np.cumsum(leaning, axis=1, dtype=np.int64)
+            for m in self._sizes(len(cs)):
+                at_least = np.bincount(running[:, m - 1], minlength=m + 1)[::-1].cumsum()[::-1]
+                out += [int(at_least[k]) for k in range(m // 2 + 1, m)]
+        return np.asarray(out, dtype=np.int64)
+
+
 def point_corners(pts_a, pts_b, rounds) -> list:
-    """The two ``PointCorner`` families (leaning to ℓ, leaning to ℓ′) of
-    the pilot's points: per round, each coordinate thresholded at its
-    pooled mean, ranked by the pilot's |log-ratio| of being above it (the
-    coordinates that never vary left out), at most ``MAX_CORNER``."""
+    """The two ``PointCorner`` families (leaning to ℓ, leaning to ℓ′) and
+    the four ``PointCount`` families (leaning to ℓ, to ℓ′, all above, all
+    at or below) of the pilot's points: per round, each coordinate
+    thresholded at its pooled mean, ranked by the pilot's |log-ratio| of
+    being above it (the coordinates that never vary left out), at most
+    ``MAX_CORNER``."""
     fams = ([], [], [], [])      # rounds, coords, thresholds, sides leaning to ℓ
     for t in rounds:
         xa, xb = pts_a[t], pts_b[t]
@@ -269,8 +323,14 @@ def point_corners(pts_a, pts_b, rounds) -> list:
     if not fams[0]:
         return []
     rounds, coords, ths, lean = (tuple(f) for f in fams)
-    return [PointCorner(rounds, coords, ths, lean),
-            PointCorner(rounds, coords, ths, tuple(tuple(not u for u in ups) for ups in lean))]
+    other = tuple(tuple(not u for u in ups) for ups in lean)
+    return [PointCorner(rounds, coords, ths, lean), PointCorner(rounds, coords, ths, other),
+            PointCount(rounds, coords, ths, lean, "on the side favouring ℓ"),
+            PointCount(rounds, coords, ths, other, "on the side favouring ℓ′"),
+            PointCount(rounds, coords, ths, tuple(tuple(True for _ in u) for u in lean),
+                       "above their thresholds"),
+            PointCount(rounds, coords, ths, tuple(tuple(False for _ in u) for u in lean),
+                       "at or below their thresholds")]
 
 
 def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int, runs: int = PILOT_RUNS):

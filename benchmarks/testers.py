@@ -36,13 +36,16 @@ every pair at ``--trials`` runs per side (seed S) chooses it: the
 ``optimised`` pair where a declared model gives one (the pair of largest
 exact pair ε its optimiser found; at a few hundred thousand runs the
 calibration cannot tell pairs a few percent apart), else the pair with the
-calibration's largest ε_lb.  The final audit tests that pair alone on runs
-of seed S + 1, independent of the calibration's that chose it, so its
-bound is an ordinary 90% bound: what ``audit run NAME --pair LABEL --mode
-black-box --trials N --confidence 0.9 --seed S+1`` reproduces (printed
-below the table).  Its budget: a timing audit of the pair alone at
-``--trials`` runs (seed S + 1, so its runs are the final audit's first
-ones; neither its time nor its runs are counted) splits its wall time into
+calibration's largest ε_lb.  The final audit tests that pair alone
+(``--pair``) at the same seed: an audit of some pairs draws from streams
+of its own (``audit.engine.sampling.pairs_namespace``), so its runs are
+independent of the calibration's that chose the pair and its bound is an
+ordinary 90% bound, and the stream search builds the same pairs as in the
+calibration.  ``audit run NAME --pair LABEL --mode black-box --trials N
+--confidence 0.9 --seed S`` reproduces it (printed below the table).  Its
+budget: a timing audit of the pair alone at ``--trials`` runs (same seed
+and labels, so its runs are the final audit's first ones; neither its time
+nor its runs are counted) splits its wall time into
 the counting of the runs (∝ the runs per side), the witness's training
 (∝ its training runs, ``audit.engine.witness.training_runs``) and the rest
 (building the pairs, the stream search's pilot: fixed), and the final
@@ -226,18 +229,18 @@ def choose_pair(alg, args, cal: BlackBox) -> tuple:
     ``optimised`` where a declared model gives it (the pair of largest exact
     pair ε its optimiser found; the calibration's ranking, at a few hundred
     thousand runs, cannot tell pairs a few percent apart), else the
-    calibration's best.  The final audit draws from seed + 1, so its runs
-    are independent of the calibration's that chose the pair; a pair of the
-    stream search that this seed's search does not build again is skipped
-    for the next best."""
+    calibration's best.  The final audit, a ``--pair`` audit, draws from
+    streams of its own, so its runs are independent of the calibration's
+    that chose the pair (same seed: the search builds the same pairs); a
+    label refused all the same is skipped for the next best."""
     order = (["optimised"] if "optimised" in cal.labels else []) + cal.labels
     for label in dict.fromkeys(order):
         try:
-            return label, black_box_at(alg, args, args.trials, args.seed + 1, pairs=[label])
+            return label, black_box_at(alg, args, args.trials, args.seed, pairs=[label])
         except ValueError:
             continue
     raise ValueError(f"{alg.name}: no pair of the calibration is built again at seed "
-                     f"{args.seed + 1}")
+                     f"{args.seed}")
 
 
 def black_box(alg, args) -> Focused:
@@ -251,8 +254,8 @@ def black_box(alg, args) -> Focused:
     trials = budget(timing, args.seconds - cal.seconds,
                     args.max_samples - cal.samples - cal.training)
     final = timing if trials == timing.trials else black_box_at(alg, args, trials,
-                                                                args.seed + 1, pairs=[label])
-    return Focused(cal, label, final, args.seed + 1)
+                                                                args.seed, pairs=[label])
+    return Focused(cal, label, final, args.seed)
 
 
 def exact(alg, args):

@@ -187,6 +187,28 @@ def test_one_pair_rerun_alone(tmp_path):
     assert len(prints) == 3
 
 
+def test_a_pair_rerun_alone_draws_runs_of_its_own():
+    """A pair picked from a full audit and rerun alone at the same seed must
+    not be tested on the runs that picked it: ``--pair`` audits draw from a
+    stream namespace of their own, one per set of labels (any order, repeats
+    once).  Deterministic: the first pair's counts in the full audit and in
+    the rerun differ (equal only if 20 000 fresh Laplace draws happened to
+    give the same two counts, probability < 1%), and the same labels in
+    another order give the same counts."""
+    from audit.engine.sampling import pairs_namespace
+    alg = build("laplace")
+    kw = dict(trials=20000, confidence=0.9, modes=["black-box"], witness=False)
+    full = audit_algorithm(alg, **kw)
+    first = full.results[0].label
+    alone = audit_algorithm(alg, pairs=[first], **kw)
+    counts = lambda t: (t.numerator.count, t.denominator.count)
+    assert counts(alone.results[0].test) != counts(full.results[0].test)
+    again = audit_algorithm(alg, pairs=[first, first], **kw)
+    assert counts(again.results[0].test) == counts(alone.results[0].test)
+    assert pairs_namespace(["b", "a"]) == pairs_namespace(["a", "b", "a"]) != pairs_namespace(["a"])
+    assert pairs_namespace(None) == pairs_namespace([]) == ()
+
+
 @pytest.mark.parametrize("args,word", [
     (["run", "private-exp3", "--attack", "nope"], "canary"),
     (["run", "exp3", "--attack", "canary"], "applies only to conversions"),

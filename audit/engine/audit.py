@@ -17,7 +17,7 @@ from algorithms.core import Algorithm, Claim
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.reproducibility import check_own_randomness
-from audit.engine.sampling import Sampler
+from audit.engine.sampling import Sampler, pairs_namespace
 from audit.engine.scenarios import SEARCH, check_scenarios, scenarios_for, search_wanted
 from audit.engine.verdict import AuditResult
 from audit.execution.executor import Executor
@@ -98,7 +98,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
                                         witness, pairs)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
-    sampler = Sampler(seed, ex, progress)
+    sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs))
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.  With
     # a store, an earlier run of this very audit (same fingerprint: same

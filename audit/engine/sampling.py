@@ -8,7 +8,10 @@ same chunking, the same streams for any ``--jobs``, Dask and resume.  The
 stream of a request is ``SeedSequence([seed, scenario index, stream])``;
 streams 0 and 1 are the two sides of a black-box pair, 7 and 8 the two
 directions of a loss distribution, and the declaration pilots use their own
-family (``audit.engine.models``), so no two users share a stream.
+family (``audit.engine.models``), so no two users share a stream.  An audit
+of some pairs only (``--pair``) draws from ``[seed, PAIRS, labels, scenario
+index, stream]`` (``pairs_namespace``), so a pair picked from another audit
+and rerun alone never retests the runs that picked it.
 
 May import: ``audit.execution``.
 """
@@ -41,13 +44,34 @@ class Request:
     keep: bool = True
 
 
+# The first entry of a --pair audit's streams: no other stream family
+# starts its entropy after the seed with this word (scenario indices are
+# small, the models' pilot families are listed in audit.engine.models).
+PAIRS = 0x70616972   # "pair"
+
+
+def pairs_namespace(labels) -> tuple:
+    """The stream prefix of an audit keeping the pairs ``labels`` (any order,
+    repeats counted once): ``(PAIRS, h)`` with ``h`` the first 8 bytes of the
+    sha256 of the sorted labels, so audits of different label sets draw
+    different runs and a rerun of the same labels draws the same ones;
+    ``()`` for a whole audit (its streams as before)."""
+    if not labels:
+        return ()
+    import hashlib
+    text = "\n".join(sorted(set(labels))).encode()
+    return (PAIRS, int.from_bytes(hashlib.sha256(text).digest()[:8], "big"))
+
+
 @dataclass
 class Sampler:
-    """Runs requests for one audit: its seed, executor and progress reporter."""
+    """Runs requests for one audit: its seed, executor and progress reporter,
+    and the stream prefix ``namespace`` after the seed (``pairs_namespace``)."""
 
     seed: int
     executor: Executor
     progress: Optional[Reporter] = None
+    namespace: tuple = ()
 
     def sample(self, phase: str, requests: list[Request], unit: str = "runs",
                then: Optional[Callable[[list[list]], object]] = None):
@@ -74,7 +98,7 @@ class Sampler:
         for r in requests:
             ex = self.executor if r.keep else replace(self.executor, store=None,
                                                        reused=0, computed=0)
-            out.append(run_chunks(r.task, r.runs, [self.seed, *r.stream],
+            out.append(run_chunks(r.task, r.runs, [self.seed, *self.namespace, *r.stream],
                                   jobs=ex.jobs, chunk=r.chunk, executor=ex, tag=r.tag,
                                   progress=lambda done, base=base: ph.to(base + done)))
             if ex is not self.executor:
