@@ -10,8 +10,8 @@ kinds of evidence are kept apart:
 * black-box: ``--mode black-box`` only, at 90% confidence (the testers'
   level): a calibration audit of every pair, then the pair it chose audited
   alone (below): the pair, our ε_lb, the final audit's runs per side, the
-  samples both audits used (runs of both sides of every pair audited,
-  summed) and their wall time together;
+  samples both audits used (runs of both sides of every pair audited and
+  the witnesses' training runs, summed) and their wall time together;
 * exact: the white-box modes only (``integral``, ``pld``), the largest ε_lb
   with no statistical error, the pair it was attained on (``optimised``:
   the pair maximising the declared model's exact pair ε, printed below the
@@ -54,10 +54,11 @@ digits) whose projected time stays within what the calibration left of
 ``--seconds`` and whose samples, plus the witness's training runs, stay
 within what it left of ``--max-samples``.  The samples column counts the
 runs of both sides of every pair of both audits (selection and test
-halves); not counted are the witnesses' training runs (20 000 a side per
-pair at most, kept within ``--max-samples`` all the same) and the stream
-search's pilot runs, which build the pairs (DP-Sniper's 2·10⁸ is likewise
-the sample count of its final estimate).  The time column is both audits'
+halves) and the witnesses' training runs (a tenth of the audit's runs a
+side, 20 000 to 200 000, ``audit.engine.witness.training_runs``); not
+counted are the stream search's pilot runs and the events' pilots, which
+build the pairs and their events (DP-Sniper's 2·10⁸ counts the samples of
+its final estimate alone).  The time column is both audits'
 wall time.  Same seed, same runs per side → same ε_lb; the runs per side
 themselves depend on the machine's speed and load wherever the time limit,
 not the samples limit, sets them.
@@ -217,7 +218,8 @@ class Focused:
 
     @property
     def samples(self) -> int:
-        return self.cal.samples + self.final.samples
+        """Both audits' runs, the witnesses' training runs included."""
+        return self.cal.samples + self.cal.training + self.final.samples + self.final.training
 
     @property
     def seconds(self) -> float:

@@ -67,17 +67,25 @@ def toy_pair(epsilon: float, learned, events=None) -> Scenario:
 
 
 def test_known_epsilon_within_ten_percent_at_a_million_runs():
-    """ε = 1 exactly; 10⁶ runs per side (5·10⁵ held out), 20 000 + 20 000
-    training runs.  ε_lb ≤ 1 fails with probability ≤ 1 − confidence = 0.05
+    """ε = 1 exactly; 10⁶ runs per side (5·10⁵ held out), 100 000 + 100 000
+    training runs (a tenth of the audit's runs).  ε_lb ≤ 1 fails with probability ≤ 1 − confidence = 0.05
     (the audit's guarantee); the held-out counts of {I_2 ≠ I_3} have relative
     s.d. < 0.2%, so E[ε_lb] ≈ 0.99 and ε_lb < 0.9 is > 10 s.d. away
     (probability < 1e-20).  With this fixed seed the test is deterministic;
     over random seeds it would fail with probability ≤ 0.05."""
     r = audit_scenarios([toy_pair(1.0, True)], Claim(1.0, 0.0, "actions", "t"),
                         trials=1_000_000, seed=0)[0]
-    assert r.learned_event and r.test.event.startswith("score(logistic, trained on 20000+20000")
+    assert r.learned_event and r.test.event.startswith("score(logistic, trained on 100000+100000")
     assert 0.9 <= r.epsilon_lower_bound <= 1.0
-    assert r.witness["training_runs_per_side"] == [20000, 20000]
+    assert r.witness["training_runs_per_side"] == [100000, 100000]
+
+
+def test_training_runs_are_a_tenth_of_the_audit_between_the_limits():
+    """The witness trains on a tenth of the audit's runs a side, at least
+    20 000 (all of them below that) and at most 200 000: the default budget
+    (200 000) keeps its 20 000."""
+    assert [training_runs(n) for n in (5, 20_000, 200_000, 1_000_000, 9_000_000)] == \
+        [5, 20_000, 20_000, 100_000, 200_000]
 
 
 def test_a_joint_leak_is_caught_by_the_witness_and_missed_by_single_rounds():
