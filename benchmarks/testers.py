@@ -55,7 +55,7 @@ digits) whose projected time stays within what the calibration left of
 within what it left of ``--max-samples``.  The samples column counts the
 runs of both sides of every pair of both audits (selection and test
 halves) and the witnesses' training runs (a tenth of the audit's runs a
-side, 20 000 to 200 000, ``audit.engine.witness.training_runs``); not
+side, 20 000 to 100 000, ``audit.engine.witness.training_runs``); not
 counted are the stream search's pilot runs and the events' pilots, which
 build the pairs and their events (DP-Sniper's 2·10⁸ counts the samples of
 its final estimate alone).  The time column is both audits'

@@ -82,10 +82,10 @@ def test_known_epsilon_within_ten_percent_at_a_million_runs():
 
 def test_training_runs_are_a_tenth_of_the_audit_between_the_limits():
     """The witness trains on a tenth of the audit's runs a side, at least
-    20 000 (all of them below that) and at most 200 000: the default budget
+    20 000 (all of them below that) and at most 100 000: the default budget
     (200 000) keeps its 20 000."""
-    assert [training_runs(n) for n in (5, 20_000, 200_000, 1_000_000, 9_000_000)] == \
-        [5, 20_000, 20_000, 100_000, 200_000]
+    assert [training_runs(n) for n in (5, 20_000, 200_000, 500_000, 9_000_000)] == \
+        [5, 20_000, 20_000, 50_000, 100_000]
 
 
 def test_a_joint_leak_is_caught_by_the_witness_and_missed_by_single_rounds():
