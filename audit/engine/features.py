@@ -101,11 +101,7 @@ class TrajectoryFeatures:
             return np.zeros((runs, 0), dtype=np.float32)
         cols = []
         for s in self.values:
-            v = s.value(obs, runs)
-            ok = np.isfinite(v)
-            m = s.mask(actions)
-            if m is not None:
-                ok &= m
+            v, ok = self._value(s, actions, obs, runs)
             cols += [np.where(ok, v, 0.0), ok.astype(float)]
         return np.stack(cols, axis=1).astype(np.float32)
 
@@ -116,44 +112,65 @@ class TrajectoryFeatures:
         return len(self._switch_rounds()) + 3 if self.rounds - self.changed >= 2 else 0
 
     def __call__(self, actions: np.ndarray, points: Optional[dict] = None) -> np.ndarray:
-        """Features ``(runs, dimension)`` (float32) of the runs' trajectories."""
+        """Features ``(runs, dimension)`` (float32) of the runs' trajectories.
+        Each block is written straight into one float32 array (the same
+        casts as converting block by block and concatenating, one copy
+        fewer: the witness scores every run of an audit with it)."""
         acts = np.asarray(actions)[:, :self.rounds]
         runs = acts.shape[0]
+        out = np.empty((runs, self.dimension), dtype=np.float32)
+        col = 0
+
+        def put(block) -> None:
+            nonlocal col
+            block = np.asarray(block).reshape(runs, -1)
+            out[:, col:col + block.shape[1]] = block
+            col += block.shape[1]
+
         arms = np.asarray(self.arms, dtype=acts.dtype)
-        blocks = []
         oh = acts[:, list(self.onehot), None] == arms                   # (runs, rounds, arms)
         if self.onehot:
-            blocks.append(oh.reshape(runs, -1))
+            put(oh)
         for s, e in self.windows:
-            blocks.append((acts[:, s:e, None] == arms).mean(axis=1))
+            put((acts[:, s:e, None] == arms).mean(axis=1))
         if self._switch_dim():
             after = acts[:, self.changed:]
             sw = after[:, 1:] != after[:, :-1]                       # switch at c+1, c+2, …
             span = sw.shape[1]
             r = self._switch_rounds()
-            blocks.append(acts[:, r] != acts[:, r - 1])
+            put(acts[:, r] != acts[:, r - 1])
             any_switch = sw.any(axis=1)
             first = np.where(any_switch, sw.argmax(axis=1), span)
             last = np.where(any_switch, span - 1 - sw[:, ::-1].argmax(axis=1), -1)
-            blocks.append(np.stack([sw.mean(axis=1), first / span, (last + 1) / span], axis=1))
+            put(np.stack([sw.mean(axis=1), first / span, (last + 1) / span], axis=1))
         for t, s in self.pairs:                 # pairs are among the one-hot rounds
             i, j = t - self.onehot[0], s - self.onehot[0]
-            blocks.append((oh[:, i, :, None] & oh[:, j, None, :]).reshape(runs, -1))
+            put(oh[:, i, :, None] & oh[:, j, None, :])
         if self.same:
             t, s = np.asarray(self.same).T
-            blocks.append(acts[:, t] == acts[:, s])
+            put(acts[:, t] == acts[:, s])
         if self.point_rounds:
             xs = [_coords(points[r], len(self.coords)) for r in self.point_rounds]
-            blocks += xs
-            blocks += [xs[j] - xs[i] for i, j in combinations(range(len(xs)), 2)]
-        if self.values:
-            blocks.append(self.value_block(acts, points, runs))
-        if not blocks:
-            return np.zeros((runs, 0), dtype=np.float32)
-        out = np.concatenate([np.asarray(b, dtype=np.float32).reshape(runs, -1) for b in blocks],
-                             axis=1)
-        assert out.shape[1] == self.dimension
+            for x in xs:
+                put(x)
+            for i, j in combinations(range(len(xs)), 2):
+                put(xs[j] - xs[i])
+        for s in self.values:
+            v, ok = self._value(s, acts, points, runs)
+            put(np.where(ok, v, 0.0))
+            put(ok)
+        assert col == self.dimension
         return out
+
+    @staticmethod
+    def _value(stat, actions, obs, runs: int) -> tuple:
+        """(the statistic's values, where it was observed and its condition holds)."""
+        v = stat.value(obs, runs)
+        ok = np.isfinite(v)
+        m = stat.mask(actions)
+        if m is not None:
+            ok &= m
+        return v, ok
 
     def describe(self) -> str:
         parts = [f"{len(self.onehot)} rounds of actions from round {self.changed + 1}",
