@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from algorithms import build  # noqa: E402
 from attacks.optimised import optimise  # noqa: E402
-from audit.engine.models.noisy_max.exact import index_pair  # noqa: E402
+from audit.engine.models.noisy_max.exact import index_log_probability  # noqa: E402
 from audit.engine.models.noisy_max.verify import noisy_max_of  # noqa: E402
 from audit.engine.models.sparse_vector.integral import all_outputs_log_probability  # noqa: E402
 from audit.engine.models.sparse_vector.verify import answers_of, sparse_vector_of  # noqa: E402
@@ -78,11 +78,11 @@ def output_logs(alg):
         return logs
 
     def logs(a):
-        _, (lo, hi, _, _) = index_pair(nm, a, a, CELLS)
-        mid = (lo + hi) / 2          # (T, K): the index's log-probability per round
-        joint = mid[0]
-        for t in range(1, mid.shape[0]):
-            joint = (joint[:, None] + mid[t][None, :]).ravel()
+        # per round, the midpoints of each index's certified log-probability
+        mids = [sum(index_log_probability(nm, row, CELLS)) / 2 for row in a]
+        joint = mids[0]
+        for mid in mids[1:]:
+            joint = (joint[:, None] + mid[None, :]).ravel()
         return joint
     return logs
 
