@@ -275,9 +275,9 @@ class PointCount(PointCorner):
     def labels(self) -> list[str]:
         out = []
         for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            first = ", ".join(f"x_{t + 1}[{i + 1}] {'>' if up else '<='} {c:.4g}"
+                              for i, c, up in list(zip(cs, ths, ups))[:2])
             for m in self._sizes(len(cs)):
-                first = ", ".join(f"x_{t + 1}[{i + 1}] {'>' if up else '<='} {c:.4g}"
-                                  for i, c, up in list(zip(cs, ths, ups))[:2])
                 for k in range(m // 2 + 1, m):
                     out.append(f"at least {k} of {m} coordinates of x_{t + 1} {self.words} "
                                f"({first}{', …' if m > 2 else ''})")
