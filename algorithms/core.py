@@ -289,6 +289,13 @@ class Learner(NamedTuple):
     # whose scope is "transcript".  A ``TranscriptModel`` supplies one too
     # (``released_of``).
     released: Optional[Callable[[State], np.ndarray]] = None
+    # A round's code made of several codes, e.g. two mechanisms' answers
+    # side by side: their sizes, most significant first (code = c_1·s_2 + c_2
+    # for two parts), whose product is ``n_arms``.  Black-box events then
+    # read each part's sequence on its own as well.  Only events rest on it,
+    # and any fixed event is a valid test: a wrong declaration costs power,
+    # never a bound's validity.
+    code_parts: tuple = ()
 
     @property
     def released_of(self) -> Optional[Callable[[State], np.ndarray]]:

@@ -19,7 +19,8 @@ answers (the DP testers' benchmark suite: ``algorithms.dp_testers``).
   black-box with a learned witness; one answer over a small integer domain
   (``enumerable``) has every neighbouring pair tried instead.
 * the event family of a stream pair (``stream_events``): each round's answer
-  code, pairs of rounds, whole code sequences frequent in a pilot,
+  code, pairs of rounds, whole code sequences frequent in a pilot (and,
+  for codes made of parts, ``Learner.code_parts``, each part's sequence),
   thresholds on each round's numeric answers and on their sum, corners
   (``PointCorner``: the most telling coordinates all leaning one way),
   counts (``PointCount``: at least k of them leaning one way), and
@@ -154,6 +155,34 @@ class SequenceIs:
         keys = _encode(actions, self.n_codes)
         wanted = _encode(np.asarray(self.sequences, dtype=np.int64), self.n_codes)
         return (keys[:, None] == wanted[None, :]).sum(axis=0)
+
+
+@dataclass(frozen=True)
+class PartSequenceIs(SequenceIs):
+    """{(J_1, …, J_n) = s} for each listed sequence s of one *part* of the
+    codes: a learner whose round code is made of several codes
+    (``Learner.code_parts``, e.g. two mechanisms' answers side by side)
+    gets events on each part's whole sequence on its own, where the joint
+    sequences are too many for any to be frequent.  J_t is digit ``part`` of
+    I_t in the mixed radix ``sizes`` (most significant first)."""
+
+    part: int = 0
+    sizes: tuple = ()
+
+    @property
+    def labels(self) -> list[str]:
+        head = f"part {self.part + 1} of {len(self.sizes)} of each code: J = ("
+        return [head + ",".join(str(c + 1) for c in s) + ")" for s in self.sequences]
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        return super().count(code_part(actions, self.sizes, self.part), points)
+
+
+def code_part(codes: np.ndarray, sizes: tuple, part: int) -> np.ndarray:
+    """Digit ``part`` of every code in the mixed radix ``sizes`` (the first
+    part most significant, as ``Learner.code_parts`` declares)."""
+    stride = int(np.prod(sizes[part + 1:], dtype=np.int64))
+    return (np.asarray(codes, dtype=np.int64) // stride) % int(sizes[part])
 
 
 def _encode(codes: np.ndarray, base: int) -> np.ndarray:
@@ -333,6 +362,19 @@ def point_corners(pts_a, pts_b, rounds) -> list:
                        "at or below their thresholds")]
 
 
+def part_sequence_families(seqs: np.ndarray, sizes: tuple) -> list:
+    """For codes made of parts (``Learner.code_parts``): each part's
+    ``MAX_SEQUENCES`` sequences most frequent in the pilot ``seqs`` (none
+    for a code of one part)."""
+    fams = []
+    for j, size in enumerate(sizes if len(sizes) > 1 else ()):
+        uniq, counts = unique_rows(code_part(seqs, sizes, j))
+        top = uniq[np.argsort(-counts, kind="stable")[:MAX_SEQUENCES]]
+        fams.append(PartSequenceIs(tuple(tuple(int(c) for c in s) for s in top), int(size),
+                                   part=j, sizes=sizes))
+    return fams
+
+
 def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int, runs: int = PILOT_RUNS):
     T = alg.horizon
     point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
@@ -365,6 +407,7 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
         uniq, counts = unique_rows(seqs)
         top = uniq[np.argsort(-counts, kind="stable")[:MAX_SEQUENCES]]
         parts.append(SequenceIs(tuple(tuple(int(c) for c in s) for s in top), K))
+        parts += part_sequence_families(seqs, tuple(alg.learner.code_parts))
     if alg.learner.point is not None:
         pts = [tr.points for tr in traces]
         d = pts[0][0].shape[1]

@@ -6,6 +6,7 @@ before any simulation; and the interface contract checked directly
 (``audit.engine.contract.check_interface``) and in ``simulate``."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import pickle
@@ -484,3 +485,16 @@ def test_simulate_reports_the_function_and_round():
     with pytest.raises(UserCodeError) as info:
         simulate(_alg("init_raises"), np.ones((20, 2)), 50, np.random.default_rng(0))
     assert (info.value.function, info.value.round) == ("init", None)
+
+
+@pytest.mark.parametrize("parts", [(2, 2), (3, 0), (1.5, 2)])
+def test_code_parts_must_multiply_to_the_number_of_codes(parts):
+    """``Learner.code_parts`` declares a round's code as several codes; parts
+    that are not positive integers multiplying to ``n_arms`` are refused
+    before any run, naming the field and what is allowed."""
+    alg = build("svt34-parallel")
+    bad = dataclasses.replace(alg, learner=alg.learner._replace(code_parts=parts))
+    with pytest.raises(UserCodeError) as info:
+        check_interface(bad, np.ones((alg.horizon, alg.n_arms)))
+    assert "code_parts must be positive integers whose product is n_arms = 9" in str(info.value)
+    assert str(info.value).count("\n") == 0

@@ -184,7 +184,8 @@ def parallel_sparse_vectors(first: Learner, second: Learner, codes: int = 3) -> 
         return state, codes * ca + cb
 
     point = (lambda s: first.point(s["a"])) if first.point is not None else None
-    return Learner(init, act, feed, codes * codes, feedback="stream", point=point)
+    return Learner(init, act, feed, codes * codes, feedback="stream", point=point,
+                   code_parts=(codes, codes))
 
 
 # -------------------------------------------------------------------- RAPPOR

@@ -84,6 +84,11 @@ def check_interface(alg, losses, advice=None, runs: int = RUNS, rounds: int = RO
     if learner.feedback not in ("bandit", "full", "stream"):
         raise UserCodeError("Learner", None, f"feedback must be 'bandit', 'full' or 'stream', "
                             f"got {learner.feedback!r}")
+    parts = tuple(learner.code_parts)
+    if parts and (any(not isinstance(p, (int, np.integer)) or p < 1 for p in parts)
+                  or int(np.prod(parts, dtype=np.int64)) != K):
+        raise UserCodeError("Learner", None, f"code_parts must be positive integers whose "
+                            f"product is n_arms = {K}, got {parts!r}")
     rng = np.random.default_rng(seed)
     if learner.whole is not None:
         _check_whole(learner, losses, runs, rng)
