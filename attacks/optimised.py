@@ -2,14 +2,18 @@
 that maximises its exact pair ε, found by a standard optimiser.
 
 The pair's exact ε (the certified lower end of the largest privacy loss
-over all its outputs) needs the mechanism's declared model, and the exact
-evaluation lives in the audit engine, which attacks never import: the
+over all its outputs) needs the mechanism's declared model, or code that
+the exact replay follows (``algorithms.replay``: uniform draws it only
+compares), and the exact evaluation lives in the audit engine, which
+attacks never import: the
 engine hands the objective in (``scenarios(alg, objective=...)``, a
 function of (ℓ, ℓ′) → ε), as it hands the neighbour search a progress
 callback.  Without one the attack does not apply.
 
 Search.  Every pattern pair of the claim's relation (``attacks.testers``)
-is scored; from each of the best ``STARTS`` of them the objective is
+is scored, and for one answer over a small integer domain every
+neighbouring pair (``testers.enumerated_pairs``: the relation's own
+maximum is then among them); from each of the best ``STARTS`` of them the objective is
 maximised over (ℓ, d), d the move in units of Δ: first a coordinate search
 over the corners (each value at an end of the domain or Δ inside it, each
 move ±Δ; sweeps until none improves — these mechanisms' worst pairs sit
@@ -42,9 +46,11 @@ from scipy.optimize import minimize
 
 from algorithms.core import Algorithm
 from algorithms.noisy_max_model import NoisyMaxModel
+from algorithms.replay import replay_applies
 from algorithms.sparse_vector_model import SparseVectorModel
 from .base import Attack, Scenario
-from .testers import is_stream, pattern_pairs, relation_of, stream_events, stream_shape
+from .testers import (enumerable, enumerated_pairs, is_stream, pattern_pairs, relation_of,
+                      stream_events, stream_shape)
 
 STARTS = 2                  # local searches, from the best pattern pairs
 BUDGET = 900                # objective evaluations in all
@@ -69,12 +75,15 @@ last_trace = Trace()
 
 
 def has_exact_model(alg: Algorithm) -> bool:
-    """A declared model whose pair ε the engine can compute: report-noisy-max,
-    or a sparse vector releasing no number or fresh ones."""
+    """A model whose pair ε the engine can compute: a declared
+    report-noisy-max, or a declared sparse vector releasing no number or
+    fresh ones, or the code itself where the replay follows it (uniform draws
+    it only compares: ``algorithms.replay``)."""
     extra = getattr(alg, "extra", None) or {}
     sv = extra.get("sparse_vector")
     return isinstance(extra.get("noisy_max"), NoisyMaxModel) or (
-        isinstance(sv, SparseVectorModel) and sv.numeric in (None, "fresh"))
+        isinstance(sv, SparseVectorModel) and sv.numeric in (None, "fresh")) or (
+        replay_applies(alg))
 
 
 def projector(alg: Algorithm, start_a: np.ndarray, start_b: np.ndarray):
@@ -124,7 +133,14 @@ def optimise(alg: Algorithm, objective, budget: int = BUDGET, starts: int = STAR
         v = float(objective(a, b))
         return v if (math.isfinite(v) or v > 0) else 0.0
 
-    scored = sorted(((score(a, b), name, a, b) for name, a, b in pattern_pairs(alg)),
+    starts_from = pattern_pairs(alg)
+    if enumerable(alg):
+        # One answer over a small integer domain: every neighbouring pair is
+        # scored, so the best is the relation's own maximum.
+        _, step = relation_of(alg)
+        lo, hi = alg.loss_range
+        starts_from += enumerated_pairs(alg, set(), lo, hi, step)
+    scored = sorted(((score(a, b), name, a, b) for name, a, b in starts_from),
                     key=lambda s: -s[0])
     if not scored:
         raise ValueError(f"attack optimised: no pattern pair of {alg.name} to start from")
@@ -181,12 +197,14 @@ def describe(x: np.ndarray) -> str:
 class Optimised(Attack):
     name = "optimised"
     summary = ("the input pair maximising the mechanism's exact pair ε (its declared model's, "
-               "supplied by the engine), found from the best pattern pairs by a search over "
-               "the corners and scipy's Powell, every candidate projected into the claim's "
-               "relation and the input domain")
-    needs = ("a mechanism over a stream of at most 64 answers declaring a model whose exact "
-             "pair ε the audit computes (report-noisy-max, or a sparse vector releasing no "
-             "number or fresh ones)")
+               "or its replayed code's, supplied by the engine), found from the best pattern "
+               "pairs (and every neighbouring pair of a one-answer integer domain) by a search "
+               "over the corners and scipy's Powell, every candidate projected into the "
+               "claim's relation and the input domain")
+    needs = ("a mechanism over a stream of at most 64 answers whose exact pair ε the audit "
+             "computes: a declared report-noisy-max, a declared sparse vector releasing no "
+             "number or fresh ones, or code the exact replay follows (uniform draws it only "
+             "compares)")
 
     def applies(self, alg: Algorithm) -> None:
         """``ValueError`` unless ``alg`` is a stream mechanism with a declared
@@ -195,9 +213,10 @@ class Optimised(Attack):
             raise ValueError(f"attack optimised applies to mechanisms over a stream of answers; "
                              f"{alg.name} is a learner")
         if not has_exact_model(alg):
-            raise ValueError(f"attack optimised needs a declared model with an exact pair ε "
+            raise ValueError(f"attack optimised needs an exact pair ε: a declared model "
                              f"(report-noisy-max, or a sparse vector releasing no number or "
-                             f"fresh ones); {alg.name} declares none")
+                             f"fresh ones) or code the exact replay follows; {alg.name} has "
+                             f"neither")
         T, K = stream_shape(alg)
         if T * K > MAX_ANSWERS:
             raise ValueError(f"attack optimised searches over at most {MAX_ANSWERS} answers; "
@@ -218,7 +237,7 @@ class Optimised(Attack):
         rejected = sum(not ok for ok in last_trace.accepted)
         pair = [f"ℓ = {describe(a)}", f"ℓ′ = {describe(b)}"]
         return [Scenario("optimised", alg, a, b, fam, alg.horizon, learned=True, notes=[
-            f"the pair maximising the declared model's exact pair ε, found from the pattern "
+            f"the pair maximising the exact pair ε, found from the start "
             f"'{start}' (the better of the best {STARTS} starts) by a coordinate search over "
             f"the corners, then Powell (scipy): {evaluations} evaluations of the exact ε on a "
             f"coarse grid (search value {value:.6g}; the white-box figure is recomputed at full "
@@ -226,5 +245,5 @@ class Optimised(Attack):
             f"{alg.claim.relation_words if alg.claim else 'the relation'} and the domain "
             f"[{alg.loss_range[0]:g}, {alg.loss_range[1]:g}] ({rejected} rejected by the "
             f"relation check)", *pair], white_box_notes=[
-            f"the optimised pair (attack optimised, from the pattern '{start}'): "
+            f"the optimised pair (attack optimised, from the start '{start}'): "
             + "; ".join(pair)])]

@@ -12,11 +12,12 @@ kinds of evidence are kept apart:
   alone (below): the pair, our ε_lb, the final audit's runs per side, the
   samples both audits used (runs of both sides of every pair audited and
   the witnesses' training runs, summed) and their wall time together;
-* exact: the white-box modes only (``integral``, ``pld``), the largest ε_lb
+* exact: the white-box modes only (``integral``, ``pld``, ``replay``), the largest ε_lb
   with no statistical error, the pair it was attained on (``optimised``:
-  the pair maximising the declared model's exact pair ε, printed below the
-  table with the command that reruns it), and the wall time; "-" where no
-  exact evidence applies (a finite law's ``pld`` bound is statistical).
+  the pair maximising the exact pair ε of the declared model or of the
+  replayed code, printed below the table with the command that reruns it),
+  and the wall time; "-" where no exact evidence applies (a finite law's
+  ``pld`` bound is statistical).
 
 Printed per mechanism beside them: the true ε (derived or cited:
 ``Algorithm.extra["true_epsilon_source"]``; "-" where the source only says it
@@ -371,7 +372,7 @@ def main(argv=None) -> int:
                 short_list.append(name)
         if where == "optimised" and result is not None:
             pair = [n for n in result.notes if n.startswith("the optimised pair")]
-            optimised_pairs.append((name, pair[0] if pair else "", result.event))
+            optimised_pairs.append((name, pair[0] if pair else "", result.event, result.kind))
         print(f"{name:21s} {fmt(true):>7s} │ {fmt(cal.epsilon):>8s} {cal.seconds:>6.1f} │ "
               f"{bb.pair[:30]:30s} {fmt(bb.final.epsilon):>9s} {fmt_count(bb.final.trials):>8s} "
               f"{fmt_count(bb.samples):>8s} {bb.seconds:>6.1f} │ "
@@ -398,9 +399,9 @@ def main(argv=None) -> int:
               f"bounded from the runs): {', '.join(statistical)}")
     for line in focused:
         print(line)
-    for name, pair, event in optimised_pairs:
+    for name, pair, event, kind in optimised_pairs:
         print(f"{name}: {pair}; {event}; reproduce: audit run {name} --attack optimised "
-              f"--mode integral --seed {args.seed}")
+              f"--mode {kind} --seed {args.seed}")
     return 0
 
 

@@ -3,24 +3,27 @@ white-box modes); with ``--attacks``, what each attack needs and where it
 applies; with an algorithm (``audit list NAME`` or ``package.module:attribute``,
 built from the same flags as ``audit run``), what applies to it.
 
-Fast: nothing is simulated and the engine is not imported.  Whether an
+Fast: nothing is simulated and the engine is not imported (the one code
+run is ``algorithms.replay``'s replay of a stream mechanism on chosen draws,
+milliseconds, to say whether the ``replay`` mode applies).  Whether an
 attack applies is its ``applies`` check (no pilots); the white-box modes
 are derived from what the algorithms its pairs run declare
 (``Attack.white_box_runs``), by the rule of
 ``audit.engine.evidence.whitebox.applicable_modes`` (tests/test_listing.py
 checks the two agree on every registered algorithm).
 
-May import: ``algorithms``, ``attacks``, ``audit.cli.common``.
+May import: ``algorithms`` (``algorithms.replay`` included), ``attacks``, ``audit.cli.common``.
 """
 from __future__ import annotations
 
 import textwrap
 
+from algorithms.replay import replay_applies
 from audit.cli.common import (EXIT_OK, STREAM_ATTACKS, UsageError, check_attack_applies,
                               data_independence_warning, one_line, table_lines)
 
 # The white-box modes in the engine's order (audit.engine.evidence.whitebox.WHITE_MODES).
-WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral")
+WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral", "replay")
 SEARCH = "search"
 BUILD_FLAGS = ("epsilon", "delta", "horizon", "arms", "experts")
 
@@ -46,7 +49,9 @@ def declared_modes(run, history: bool) -> list[str]:
     recursion where a scalar state model for its number of arms is declared
     and the claim is about the actions or the transcript; integral where a
     sparse vector, two in parallel or report-noisy-max is declared and the
-    claim is about the actions."""
+    claim is about the actions; replay where the code of a stream mechanism
+    can be replayed exactly (one replay of its code on chosen draws, a few
+    milliseconds: ``algorithms.replay``)."""
     from algorithms.state_model import ScalarStateModel
     lr = run.learner
     claim_scope = run.claim.scope if run.claim is not None else None
@@ -63,6 +68,8 @@ def declared_modes(run, history: bool) -> list[str]:
         modes.append("recursion")
     if any(extra.get(k) is not None for k in INTEGRAL_KEYS) and claim_scope in (None, "actions"):
         modes.append("integral")
+    if replay_applies(run):
+        modes.append("replay")
     return modes
 
 

@@ -43,7 +43,7 @@ def add_run_parser(sub):
                                                hi_open=True), default=0.95,
                    help="confidence level C, 0.5 <= C < 1 (default: %(default)s)")
     p.add_argument("--mode", action="append", metavar="MODE",
-                   help="black-box, per-round, search, pld, recursion or integral "
+                   help="black-box, per-round, search, pld, recursion, integral or replay "
                         "(repeatable) (default: all that apply)")
     p.add_argument("--witness", choices=("auto", "on", "off"), default="auto",
                    help="learned witness (a classifier over whole trajectories) on every "

@@ -118,7 +118,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     refused[id(sc.algorithm)] = found
             if ms:
                 phase.update(1)
-    white = [[] if id(sc.algorithm) in refused else ms for sc, ms in zip(scenarios, white)]
+    # The replay reads no declaration: a refused one does not switch it off.
+    white = [[m for m in ms if m == "replay"] if id(sc.algorithm) in refused else ms
+             for sc, ms in zip(scenarios, white)]
     black = "black-box" in wanted
     if not black and not any(white):
         if refused:
@@ -144,7 +146,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     results = collect(evidence, trials, confidence, sampler)
     for e, r in zip(evidence, results):
         if r.kind in WHITE_MODES:
-            r.rests_on = rests_on(checks_of.get(e.index, []), r.kind)
+            r.rests_on = rests_on(checks_of.get(e.index, []), r.kind) or r.rests_on
             r.notes = list(getattr(e.scenario, "white_box_notes", ())) + list(r.notes)
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start

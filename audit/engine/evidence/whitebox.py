@@ -4,7 +4,8 @@ which apply to a scenario, the floating-point margin of exact comparisons,
 curve thinning.
 
 May import: ``algorithms``, ``audit.engine.privacy_loss``,
-``audit.engine.models.scalar_state.recursion``, ``audit.engine.evidence.base``.
+``audit.engine.models.scalar_state.recursion``, ``audit.engine.evidence.base``,
+``algorithms.replay``.
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from algorithms.sparse_vector_model import ParallelSparseVectors, SparseVectorMo
 from audit.engine.evidence.base import EvidenceResult
 from audit.engine.privacy_loss import scope_of
 from audit.engine.models.scalar_state.recursion import state_model_of
+from algorithms.replay import replay_applies
 
-WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral")
+WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral", "replay")
 # What a white-box figure can rest on, in words (the result document and
 # the report): the bases of the declaration checks it needs.
 REST_WORDS = {
@@ -184,7 +186,9 @@ def applicable_modes(scenario) -> list[str]:
     actions or the transcript (an action event is a transcript event); and
     integral where it declares a sparse vector, two in parallel or
     report-noisy-max and its claim is about its output (the codes and
-    numbers it releases).  The neighbour search's pairs get them like every
+    numbers it releases); and replay where the code of a stream mechanism
+    can be replayed exactly (``algorithms.replay.replay_applies``: uniform draws
+    it only compares), whatever it declares.  The neighbour search's pairs get them like every
     other attack's."""
     alg = scenario.algorithm
     if scenario.group_size != 1:
@@ -203,4 +207,6 @@ def applicable_modes(scenario) -> list[str]:
         modes.append("recursion")
     if integral_declaration(alg) is not None and claim_scope in (None, "actions"):
         modes.append("integral")
+    if replay_applies(alg):
+        modes.append("replay")
     return modes

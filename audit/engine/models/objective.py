@@ -8,7 +8,10 @@ import nothing from ``audit``), so the engine hands it in.
 * reporting the value: ``noisy_max.exact.value_pair_epsilon`` on its fixed
   grid (∞ at a support edge);
 * a sparse vector whose code sequences are enumerable and that releases no
-  number or fresh ones: ``sparse_vector.integral.exact_pair``.
+  number or fresh ones: ``sparse_vector.integral.exact_pair``;
+* a mechanism whose code the replay follows (uniform draws it only
+  compares; no declaration): the pair ε of its replayed output laws
+  (``algorithms.replay``), exact, at no coarser resolution.
 
 During the search every figure is computed on a coarse grid
 (``SEARCH_CELLS`` cells per scale near a kink instead of 80): still a
@@ -20,13 +23,15 @@ chosen pair's figure at full resolution, after the declaration passed its
 identity check (an unverified declaration only misguides the search, and
 the pair is then audited black-box only).
 
-May import: ``algorithms``, ``audit.engine.models.noisy_max``,
+May import: ``algorithms`` (``algorithms.replay``), ``audit.engine.models.noisy_max``,
 ``audit.engine.models.sparse_vector``.
 """
 from __future__ import annotations
 
 from typing import Callable, Optional
 
+from algorithms.replay import (ReplayRefused, output_law, pair_epsilon, replay_applies,
+                               replay_scope)
 from audit.engine.models.noisy_max.exact import index_pair_epsilon, value_pair_epsilon
 from audit.engine.models.noisy_max.verify import noisy_max_of
 from audit.engine.models.sparse_vector.integral import codes_enumerable, exact_pair
@@ -47,4 +52,16 @@ def pair_objective(alg) -> Optional[Callable]:
     if sv is not None and sv.numeric in (None, "fresh") and codes_enumerable(sv, alg.horizon):
         return lambda a, b: exact_pair(sv, answers_of(a), answers_of(b),
                                        cells=SEARCH_CELLS).lower
+    if replay_applies(alg):
+        return lambda a, b: replay_pair_epsilon(alg, a, b)
     return None
+
+
+def replay_pair_epsilon(alg, a, b) -> float:
+    """The pair's exact ε from the replayed output laws of the code itself
+    (``algorithms.replay``); 0 where the replay is refused on this pair."""
+    scope = replay_scope(alg)
+    try:
+        return pair_epsilon(output_law(alg, a, scope), output_law(alg, b, scope)).epsilon
+    except ReplayRefused:
+        return 0.0

@@ -1,0 +1,18 @@
+"""Exact output laws from the code itself, with no declaration read: a
+mechanism over a stream of answers whose randomness is uniform draws that it
+only compares is run on chosen draws (``tracer``: the generator and the
+arrays that watch what the code does with them), and its output law is
+built from the cells its comparisons cut (``law``).  The ``replay`` mode
+(``audit.engine.evidence.replay``) reports a pair's exact ε from it.
+It lives beside ``algorithms.simulate`` (both run a mechanism's code) and is
+light on purpose (numpy only): ``audit list`` and the ``optimised`` attack
+ask ``replay_applies``, and attacks import nothing from the engine.
+
+May import: numpy.
+"""
+from algorithms.replay.law import (OutputLaw, output_law, pair_epsilon, replay_applies,
+                                   replay_scope)
+from algorithms.replay.tracer import ReplayGenerator, ReplayRefused, Traced
+
+__all__ = ["OutputLaw", "ReplayGenerator", "ReplayRefused", "Traced", "output_law",
+           "pair_epsilon", "replay_applies", "replay_scope"]
