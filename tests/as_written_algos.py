@@ -5,6 +5,7 @@ generator or from numpy's global one.  Each correct one has a buggy twin
 whose noise scale is halved (true ε = 2ε)."""
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -178,3 +179,38 @@ class UniformArms:
 
     def observe(self, arm, loss):
         pass
+
+
+# --------------------------------------------------- randomized response
+def randomized_response(x, rng, epsilon=1.0):
+    """Warner's randomized response on one bit (x ≥ 0.5 is 1): the truth
+    with probability e^ε/(1 + e^ε), as people write it, a branch on one
+    uniform: ε-DP."""
+    bit = int(x[0] >= 0.5)
+    if rng.random() < math.exp(epsilon) / (1 + math.exp(epsilon)):
+        return bit
+    return 1 - bit
+
+
+def buggy_randomized_response(x, rng, epsilon=1.0):
+    """The truth with probability e^ε/(1 + e^ε), and otherwise a fair coin
+    (the truth again half the time): P(truth)/P(lie) = 1 + 2e^ε, so its
+    true ε is ln(1 + 2e^ε) (1.862 at ε = 1)."""
+    bit = int(x[0] >= 0.5)
+    if rng.random() < math.exp(epsilon) / (1 + math.exp(epsilon)):
+        return bit
+    return int(rng.random() < 0.5)
+
+
+def global_randomized_response(x, epsilon=1.0):
+    """The same on Python's global ``random``, as people write it without a
+    generator."""
+    bit = int(x[0] >= 0.5)
+    if random.random() < math.exp(epsilon) / (1 + math.exp(epsilon)):
+        return bit
+    return 1 - bit
+
+
+randomized_response.claim_epsilon = 1.0
+buggy_randomized_response.claim_epsilon = 1.0
+global_randomized_response.claim_epsilon = 1.0

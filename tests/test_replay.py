@@ -89,6 +89,8 @@ def test_what_the_replay_cannot_follow_is_refused_by_name():
     _refused(lambda s, row, rng: {**s, "code": (2 * rng.random(s["n"]) < 1).astype(int)},
              "multiply to a uniform draw")
     _refused(lambda s, row, rng: {**s, "code": np.asarray(rng.random(s["n"])) < 0.5},
+             "uniform draw itself into a plain number")
+    _refused(lambda s, row, rng: {**s, "code": np.asarray(rng.random(s["n"]) < 0.5)},
              "plain number or array")
 
     def branch(s, row, rng):
@@ -265,3 +267,106 @@ def test_a_drawn_index_is_refused_and_nothing_released_is_one_output():
     la, lb = output_law(alg, a), output_law(alg, b)
     assert {y for part in la.parts for y in part} == {(0,), (None,), (1.0,)}
     assert pair_epsilon(la, lb).epsilon == 0.0
+
+
+# ------------------------------------------------ functions as written
+FN = "tests.as_written_algos"
+
+
+def test_a_function_as_written_is_replayed_branches_and_all():
+    """Randomized response written as people write it — one call per run,
+    ``if rng.random() < p: return bit`` — is replayed through its branch
+    (a branch on a comparison is the same on a whole cell; everything the
+    run returns then depends on it): the correct one's exact ε equals its
+    claim 1 (consistent: the claim attained, not exceeded), the buggy one's
+    is ln(1 + 2e) = 1.862 (a violation, no statistical error), and the one
+    drawing from Python's global ``random`` has the same law as the one on
+    its generator."""
+    from audit.engine.audit import audit_algorithm
+    laws = {}
+    for fn in ("randomized_response", "buggy_randomized_response",
+               "global_randomized_response"):
+        alg = build(f"{FN}:{fn}", horizon=1)
+        assert replay_applies(alg), fn
+        laws[fn] = output_law(alg, np.array([[1.0]]))
+        r = audit_algorithm(alg, trials=2000, modes=["replay"])
+        best = max(r.results, key=lambda x: x.epsilon_lower_bound)
+        assert best.exact and best.kind == "replay", fn
+        if fn.startswith("buggy"):
+            assert abs(best.epsilon_lower_bound - math.log(1 + 2 * math.e)) < 1e-9
+            assert r.verdict == "violation"
+        else:
+            assert abs(best.epsilon_lower_bound - 1.0) < 1e-9 and r.verdict == "consistent"
+    assert laws["randomized_response"].parts == laws["global_randomized_response"].parts
+
+
+def _function_mechanism(fn):
+    """A one-answer mechanism around ``fn(x, rng)`` called once per run."""
+    def whole(losses, runs, rng):
+        raise AssertionError("the replay calls call_one")
+    whole.call_one = lambda losses, rng: fn(np.asarray(losses, dtype=float)[:, 0], rng)
+    learner = Learner(None, None, None, 2, feedback="stream", whole=whole)
+    claim = Claim(1.0, 0.0, "actions", "test", relation="one-round", max_change=1.0)
+    return Algorithm("fn", learner, claim, 1, 1, {}, loss_range=(0.0, 1.0))
+
+
+def test_what_a_function_does_that_the_replay_cannot_follow_is_refused():
+    """One call per run: a loop on its draws that the replay's choices do not
+    end (at the lowest grid value every draw is below 0.5), arithmetic on a
+    draw, state kept from one call to the next (found by the run-order
+    check), a draw of another kind on another path, and an exception."""
+    def geometric(x, rng):
+        n = 0
+        while rng.random() < 0.5:
+            n += 1
+        return n
+
+    calls = {"n": 0}
+
+    def counting(x, rng):
+        calls["n"] += 1
+        return int(rng.random() < 0.5) + calls["n"]
+
+    def kinds(x, rng):
+        if rng.random() < 0.5:
+            return int(rng.random() < 0.5)
+        return int(rng.integers(0, 2) == 1)
+
+    def raises(x, rng):
+        if rng.random() < 0.5:
+            raise ZeroDivisionError("boom")
+        return 0
+
+    for fn, match in ((geometric, "more than 10000 uniforms"),
+                      (lambda x, rng: int(rng.random() * 2), "multiply"),
+                      (counting, "another run order"), (kinds, "another kind or range"),
+                      (raises, "ZeroDivisionError")):
+        alg = _function_mechanism(fn)
+        with pytest.raises(ReplayRefused, match=match):
+            output_law(alg, np.zeros((1, 1)))
+
+
+from random import random as _bound_random              # noqa: E402 - bound before any replay
+from numpy.random import random_sample as _bound_np     # noqa: E402
+_KEPT = np.random.default_rng(5)
+
+
+def test_randomness_behind_names_bound_before_the_audit_is_caught():
+    """What the seal cannot reach by name still shows: a draw from Python's
+    or numpy's global state through a name imported earlier moves that
+    state (refused on every call), a generator the code keeps moves its
+    own (the replay evidence compares every live bit generator's state and
+    claims nothing), and a draw returned as it is (``max(u, 0.5)``, not
+    constant on a cell) is refused."""
+    for fn, match in ((lambda x, rng: int(_bound_random() < 0.5), "global random state"),
+                      (lambda x, rng: int(_bound_np() < 0.5), "global random state"),
+                      (lambda x, rng: max(rng.random(), 0.5), "uniform draw itself")):
+        with pytest.raises(ReplayRefused, match=match):
+            output_law(_function_mechanism(fn), np.zeros((1, 1)))
+    from attacks.base import Scenario
+    from audit.engine.evidence.replay import ReplayEvidence
+    alg = _function_mechanism(lambda x, rng: int(rng.random() < 0.5) + int(_KEPT.random() < 1))
+    sc = Scenario("toy", alg, np.array([[0.9]]), np.array([[0.1]]), None, 1)
+    res = ReplayEvidence(sc, 0, alg.claim).conclude([], 0.05)
+    assert res.epsilon_lower_bound == 0 and not res.exact
+    assert "keeps drew" in res.event

@@ -30,10 +30,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from algorithms.replay.tracer import ReplayGenerator, ReplayRefused, Traced, sealed
+from algorithms.replay.tracer import (ReplayGenerator, ReplayRefused, Traced, conversions,
+                                      sealed)
 
 MAX_CELLS = 4096        # joint cells of one part (runs of one replay)
 MAX_STEPS = 24          # rounds of refinement before giving up
+MAX_RUN_DRAWS = 10_000  # draw elements of one run of a function (a loop on draws ends)
+MAX_BATCH_DRAWS = 10 ** 7   # draw elements of one replay of init/feed/act
 
 
 @dataclass
@@ -56,6 +59,7 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
 
     def add(x, what):
         if isinstance(x, Traced):
+            _not_a_draw(x)
             v, d = x.values, x.deps
         else:
             v = np.asarray(x)
@@ -79,17 +83,116 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
     return np.concatenate(vals, axis=1), np.concatenate(deps, axis=1), tuple(labels)
 
 
-def _element_of(rng: ReplayGenerator, runs: int) -> dict:
-    """Draw element id → (run, logical element (call, position in the run))."""
-    out = {}
-    for k, draw in enumerate(rng.draws):
-        ids = draw.ids
-        if ids.ndim == 0 or ids.shape[0] != runs:
-            raise ReplayRefused(f"draw {k + 1} ({draw.kind}) has no runs axis first")
-        flat = ids.reshape(runs, -1)
-        for r in range(runs):
-            for pos, i in enumerate(flat[r]):
-                out[int(i)] = (r, (k, pos))
+def _flatten(out, where: str) -> list:
+    """(value, dependencies) of every number in one run's output: a number,
+    an array, or a tuple or list of them (nested), in order."""
+    if isinstance(out, Traced):
+        _not_a_draw(out)
+        return list(zip(out.values.ravel().tolist(), out.deps.ravel().tolist()))
+    if isinstance(out, (tuple, list)):
+        return [x for item in out for x in _flatten(item, where)]
+    if isinstance(out, (dict, set)):
+        raise ReplayRefused(f"{where} returns a {type(out).__name__}")
+    v = np.asarray(out)
+    if v.dtype == object:
+        raise ReplayRefused(f"{where} returns values of type object")
+    return [(x, 0) for x in v.ravel().tolist()]
+
+
+def _not_a_draw(x: Traced) -> None:
+    if x.raw is not None:
+        raise ReplayRefused("a uniform draw itself is part of the output (only values "
+                            "computed from comparisons of the draws can be replayed exactly)")
+
+
+def _per_run_outputs(alg, losses, runs: int, assign: dict):
+    """Code called once per run (``Learner.whole.call_one``: a function as
+    written): each run on a replay generator of its own, numpy's and
+    Python's global uniform draws routed to it, and everything the run
+    turned into plain values (a branch on a comparison) counted among what
+    its whole output depends on.  (values, deps, labels, generators)."""
+    call_one = alg.learner.whole.call_one
+    vals, deps, gens, first = [], [], [], 0
+    for r in range(runs):
+        gen = ReplayGenerator(_chooser(assign, runs, run=r), first_id=first,
+                              limit=MAX_RUN_DRAWS)
+        with sealed(route=gen), conversions() as seen:
+            out = _user(lambda: call_one(losses, gen))
+            flat = _flatten(out, "the function")
+            extra = seen()
+        first = gen._next
+        gens.append(gen)
+        vals.append([v for v, _ in flat])
+        deps.append([int(d) | extra for _, d in flat])
+    if len({len(v) for v in vals}) != 1:
+        raise ReplayRefused("the function returns outputs of different sizes on different "
+                            "draws")
+    m = len(vals[0])
+    labels = tuple(f"value[{j}]" if m > 1 else "value" for j in range(m))
+    values = np.empty((runs, m), dtype=object)
+    dep = np.empty((runs, m), dtype=object)
+    for r in range(runs):
+        values[r, :] = vals[r]
+        dep[r, :] = deps[r]
+    return values, dep, labels, [(r, g) for r, g in enumerate(gens)]
+
+
+def _user(call):
+    """The mechanism's own code, called on chosen draws: anything it raises
+    there (but a refusal) means the replay cannot follow it."""
+    try:
+        return call()
+    except ReplayRefused:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the mechanism's code
+        raise ReplayRefused(f"the code raised {type(exc).__name__} on a replayed draw: "
+                            f"{exc}") from exc
+
+
+def _batch(alg, losses, runs: int, assign: dict, scope: str):
+    """One replay of ``runs`` runs with the draws ``assign`` chooses:
+    (values (runs, m), deps (runs, m), labels, [(run or None, generator)])
+    — a stream mechanism's init/feed/act on one generator with the runs
+    axis first, or a function called once per run."""
+    if per_run(alg):
+        return _per_run_outputs(alg, losses, runs, assign)
+    rng = ReplayGenerator(_chooser(assign, runs), limit=MAX_BATCH_DRAWS)
+    with sealed():
+        values, deps, labels = _user(lambda: _outputs(alg, losses, runs, rng, scope))
+    return values, deps, labels, [(None, rng)]
+
+
+def per_run(alg) -> bool:
+    """Whether the mechanism is a function called once per run (as written)
+    that the replay can call itself."""
+    whole = alg.learner.whole
+    return whole is not None and getattr(whole, "call_one", None) is not None
+
+
+def _element_of(gens, runs: int) -> dict:
+    """Draw element id → (run, logical element (call, position in the run)):
+    a generator of all runs has the runs axis first, a generator of one run
+    (``run`` given) holds that run's draws alone.  The k-th draw of every run
+    must be of one kind and range, or the cells would mean different
+    things in different runs."""
+    out, kinds = {}, {}
+    for run, rng in gens:
+        for k, draw in enumerate(rng.draws):
+            key = (draw.kind, draw.low, draw.high,
+                   draw.ids.shape[1:] if run is None else draw.ids.shape)
+            if kinds.setdefault(k, key) != key:
+                raise ReplayRefused(f"draw {k + 1} is of another kind or range on another path")
+            ids = draw.ids
+            if run is not None:
+                for pos, i in enumerate(ids.reshape(-1)):
+                    out[int(i)] = (run, (k, pos))
+                continue
+            if ids.ndim == 0 or ids.shape[0] != runs:
+                raise ReplayRefused(f"draw {k + 1} ({draw.kind}) has no runs axis first")
+            flat = ids.reshape(runs, -1)
+            for r in range(runs):
+                for pos, i in enumerate(flat[r]):
+                    out[int(i)] = (r, (k, pos))
     return out
 
 
@@ -100,14 +203,15 @@ def _bits(mask: int):
         mask ^= low
 
 
-def _structure(rng, deps, runs):
+def _structure(gens, deps, runs):
     """(cuts per logical element, the parts: tuples of output elements, the
     logical draw elements each part reads)."""
-    where = _element_of(rng, runs)
+    where = _element_of(gens, runs)
     cuts: dict = {}
-    for draw in rng.draws:
-        for i, cs in draw.cuts.items():
-            cuts.setdefault(where[i][1], set()).update(cs)
+    for _, rng in gens:
+        for draw in rng.draws:
+            for i, cs in draw.cuts.items():
+                cuts.setdefault(where[i][1], set()).update(cs)
     m = deps.shape[1]
     reads = [set() for _ in range(m)]
     for r in range(runs):
@@ -156,9 +260,9 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
     numbers.  Raises ``ReplayRefused`` where the code cannot be replayed
     exactly."""
     learner = alg.learner
-    if not learner.reads_first or learner.whole is not None:
-        raise ReplayRefused("only mechanisms over a stream of answers written as init/feed/act "
-                            "are replayed")
+    if not learner.reads_first or (learner.whole is not None and not per_run(alg)):
+        raise ReplayRefused("only mechanisms over a stream of answers, written as init/feed/act "
+                            "or as a function called once per run, are replayed")
     losses = np.asarray(losses, dtype=float)
     plan = None             # (parts, elems, cells per element of each part)
     sizes: dict = {}
@@ -174,11 +278,9 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
                     for e, (lo, _) in zip(elems, combo):
                         assign.setdefault(e, np.zeros(runs, dtype=np.int64))[r] = lo
 
-        rng = ReplayGenerator(_chooser(assign, runs))
-        with sealed():
-            values, deps, labels = _outputs(alg, losses, runs, rng, scope)
-        sizes = {k: d.size for k, d in enumerate(rng.draws)}
-        cuts, parts, elems = _structure(rng, deps, runs)
+        values, deps, labels, gens = _batch(alg, losses, runs, assign, scope)
+        sizes = {k: d.size for _, rng in gens for k, d in enumerate(rng.draws)}
+        cuts, parts, elems = _structure(gens, deps, runs)
         cells = [_cells(sizes, cuts, e) for e in elems]
         new = (parts, elems, cells)
         if plan is not None and new == plan:
@@ -187,6 +289,10 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
     else:
         raise ReplayRefused(f"the cuts did not settle in {MAX_STEPS} replays")
     _same_in_reverse(alg, losses, scope, runs, assign, values)
+    if not all(_plain(x) == _plain(y) for x, y in zip(
+            _batch(alg, losses, runs, assign, scope)[0].ravel(), values.ravel())):
+        raise ReplayRefused("the same draws gave other outputs when replayed again: the "
+                            "code's output depends on more than its draws")
     laws = []
     for group, es, cs, n in zip(parts, elems, cells, counts):
         law: dict = {}
@@ -202,10 +308,19 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
     return OutputLaw(parts, tuple(laws), labels, sum(counts), step + 1)
 
 
-def _chooser(assign: dict, runs: int):
+def _chooser(assign: dict, runs: int, run=None):
     """The replay generator's choice: per draw call k, the grid indices
-    ``assign[(k, position)]`` (one per run) of each element, 0 elsewhere."""
+    ``assign[(k, position)]`` (one per run) of each element, 0 elsewhere;
+    for the generator of one ``run``, that run's entries."""
     def choose(k, draw, shape):
+        if run is not None:
+            m = int(np.prod(shape, dtype=np.int64))
+            idx = np.zeros(m, dtype=np.int64)
+            for pos in range(m):
+                col = assign.get((k, pos))
+                if col is not None:
+                    idx[pos] = col[run]
+            return idx.reshape(shape)
         if not shape or shape[0] != runs:
             raise ReplayRefused(f"draw {k + 1} ({draw.kind}) has no runs axis first")
         m = int(np.prod(shape[1:], dtype=np.int64))
@@ -224,8 +339,7 @@ def _same_in_reverse(alg, losses, scope, runs, assign, values) -> None:
     own draws (its place among the runs, a clock, a source of randomness
     the seal did not reach)."""
     back = {e: col[::-1].copy() for e, col in assign.items()}
-    with sealed():
-        again, _, _ = _outputs(alg, losses, runs, ReplayGenerator(_chooser(back, runs)), scope)
+    again = _batch(alg, losses, runs, back, scope)[0]
     if again.shape != values.shape or not all(
             _plain(x) == _plain(y) for x, y in zip(again[::-1].ravel(), values.ravel())):
         raise ReplayRefused("the same draws in another run order gave other outputs: the "
@@ -285,9 +399,10 @@ _APPLIES: dict = {}      # id(alg) -> (alg, whether the replay follows it)
 def replay_applies(alg) -> bool:
     """Whether the replay follows ``alg``'s code on its domain's midpoint
     (kept per algorithm object): a stream mechanism written as
-    init/feed/act whose draws are uniform and only compared."""
+    init/feed/act, or as a function called once per run, whose draws are
+    uniform and only compared."""
     learner = alg.learner
-    if not learner.reads_first or learner.whole is not None:
+    if not learner.reads_first or (learner.whole is not None and not per_run(alg)):
         return False
     kept = _APPLIES.get(id(alg))
     if kept is not None and kept[0] is alg:

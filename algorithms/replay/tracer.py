@@ -42,6 +42,21 @@ _CMP = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
+_CONVERSIONS = threading.local()     # .deps: what one run's code turned into plain values
+
+
+@contextmanager
+def conversions():
+    """While one run's code is called: values computed from comparisons may
+    be turned into plain numbers (branches, ``float``), and the union of
+    their dependencies is collected; ``get()`` returns it."""
+    _CONVERSIONS.deps = 0
+    try:
+        yield lambda: _CONVERSIONS.deps
+    finally:
+        _CONVERSIONS.deps = None
+
+
 class ReplayRefused(Exception):
     """The code does something with its draws that an exact replay cannot
     follow; the message says what."""
@@ -126,13 +141,47 @@ class Traced:
             raise ReplayRefused(f"the code applies {what} to a uniform draw itself (only "
                                 f"comparisons of a draw can be replayed exactly)")
 
-    # -- conversions to plain numbers: the draws would escape the replay
-    def _escape(self, *args, **kwargs):
-        raise ReplayRefused("the code turns a value that depends on its draws into a plain "
-                            "number or array (float, int, bool, if, np.asarray, tolist)")
+    # -- conversions to plain numbers.  A value computed from comparisons is
+    # the same on a whole cell, so one run's code may branch on it or turn
+    # it into a number, provided everything that run outputs is then taken
+    # to depend on it (``conversions``: code called one run at a time).
+    # Anywhere else the draws would escape the replay: refused.
+    def _convert(self, plain):
+        if self.raw is not None:
+            raise ReplayRefused("the code turns a uniform draw itself into a plain number "
+                                "(only comparisons of a draw can be replayed exactly)")
+        seen = getattr(_CONVERSIONS, "deps", None)
+        if seen is None:
+            raise ReplayRefused("the code turns a value that depends on its draws into a plain "
+                                "number or array (float, int, bool, if, np.asarray, tolist)")
+        _CONVERSIONS.deps = seen | int(np.bitwise_or.reduce(self.deps.ravel(), initial=0))
+        return plain(self.values)
 
-    __array__ = __bool__ = __float__ = __int__ = __index__ = __iter__ = _escape
-    tolist = item = _escape
+    def __bool__(self):
+        return self._convert(bool)
+
+    def __float__(self):
+        return self._convert(float)
+
+    def __int__(self):
+        return self._convert(int)
+
+    def __index__(self):
+        return self._convert(operator.index)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._convert(lambda v: np.array(v, dtype=dtype))
+
+    def tolist(self):
+        return self._convert(lambda v: v.tolist())
+
+    def item(self, *args):
+        return self._convert(lambda v: v.item(*args))
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(len(self)))
 
     # -- operators, through the ufuncs below
     def _binary(ufunc, reflected=False):
@@ -150,6 +199,15 @@ class Traced:
     __and__, __rand__ = _binary(np.logical_and), _binary(np.logical_and, True)
     __or__, __ror__ = _binary(np.logical_or), _binary(np.logical_or, True)
     __hash__ = None
+
+    def __repr__(self):
+        return self._convert(repr)
+
+    def __str__(self):
+        return self._convert(str)
+
+    def __format__(self, spec):
+        return self._convert(lambda v: format(v.item() if v.ndim == 0 else v, spec))
 
     def __invert__(self):
         return np.logical_not(self)
@@ -331,14 +389,18 @@ class ReplayGenerator:
     the values ``choose(call, kind, low, high, shape) -> grid indices`` asks
     for, as ``Traced`` arrays; every other method is refused."""
 
-    def __init__(self, choose):
+    def __init__(self, choose, first_id: int = 0, limit: int = 10 ** 7):
         self.choose = choose
         self.draws: list[Draw] = []
-        self._next = 0
+        self._next = self._first = first_id
+        self.limit = limit
 
     def _make(self, kind, low, high, size):
         shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
         n = int(np.prod(shape)) if shape else 1
+        if self._next + n - self._first > self.limit:
+            raise ReplayRefused(f"the code draws more than {self.limit} uniforms (a loop on "
+                                f"its draws that the replay's choices do not end)")
         ids = np.arange(self._next, self._next + n).reshape(shape)
         self._next += n
         draw = Draw(kind, low, high, ids)
@@ -376,26 +438,81 @@ def _refuse_source(name: str):
     return refused
 
 
+def _routes(gen: "ReplayGenerator") -> dict:
+    """The global uniform draws of code written as one call per run, sent to
+    that run's replay generator: numpy's ``random``/``rand``/``randint``
+    and Python's ``random``/``randint``/``randrange`` (their grids are the
+    generator's: k/2^53, and uniform integers)."""
+    def rand(*dims):
+        return gen.random(dims or None)
+
+    def randint(low, high=None, size=None, dtype=int):
+        return gen.integers(low, high, size)
+
+    def randrange(start, stop=None, step=1):
+        if step != 1:
+            raise ReplayRefused("random.randrange with a step")
+        return gen.integers(0, start) if stop is None else gen.integers(start, stop)
+
+    def py_random():
+        return gen.random()
+
+    return {(np.random, "random"): gen.random, (np.random, "random_sample"): gen.random,
+            (np.random, "sample"): gen.random, (np.random, "rand"): rand,
+            (np.random, "randint"): randint, (_random, "random"): py_random,
+            (_random, "randint"): lambda a, b: gen.integers(a, b + 1),
+            (_random, "randrange"): randrange}
+
+
 @contextmanager
-def sealed():
+def sealed(route: "ReplayGenerator | None" = None):
     """While the code is replayed, every other source of randomness it could
     reach by name — numpy's global functions and generator constructors,
     Python's ``random`` — refuses (``ReplayRefused``): a draw the replay
     does not choose would make a chosen cell's output a matter of chance.
-    (What is out of reach here, e.g. ``os.urandom``, the law's final
-    check catches: the same draws in another run order must give the same
-    outputs.)"""
+    With ``route`` (code called one run at a time), their uniform draws go
+    to that run's replay generator instead (``_routes``).  (What is out of
+    reach here, e.g. ``os.urandom``, the law's final check catches: the
+    same draws in another run order must give the same outputs.)"""
     targets = [(np.random, n) for n in dir(np.random)
                if not n.startswith("_") and callable(getattr(np.random, n))]
     targets += [(_random, n) for n in dir(_random)
                 if not n.startswith("_") and callable(getattr(_random, n))
                 and n not in ("getstate", "setstate")]
+    routes = _routes(route) if route is not None else {}
     with _SEAL:
         saved = [(mod, n, getattr(mod, n)) for mod, n in targets]
+        # A global function imported by name before the audit is not
+        # reached by the patching: its draws still move the global states.
+        before = global_states()
         try:
             for mod, n, _ in saved:
-                setattr(mod, n, _refuse_source(f"{mod.__name__}.{n}"))
+                setattr(mod, n, routes.get((mod, n)) or _refuse_source(f"{mod.__name__}.{n}"))
             yield
         finally:
             for mod, n, original in saved:
                 setattr(mod, n, original)
+        if global_states() != before:
+            raise ReplayRefused("the code drew from numpy's or Python's global random state "
+                                "through a name the replay does not reach")
+
+
+def global_states():
+    """numpy's global ``RandomState`` and Python's ``random`` states."""
+    state = np.random.mtrand._rand.get_state(legacy=False)
+    return (_random.getstate(), state["state"]["key"].tobytes(), state["state"]["pos"],
+            state["has_gauss"], state["gauss"])
+
+
+def generator_states() -> dict:
+    """The state of every numpy bit generator alive (by id): a generator
+    the code keeps somewhere and draws from moves its state."""
+    import gc
+    out = {}
+    for o in gc.get_objects():
+        if isinstance(o, np.random.BitGenerator):
+            try:
+                out[id(o)] = repr(o.state)
+            except Exception:   # noqa: BLE001 - an exotic bit generator: not compared
+                continue
+    return out

@@ -21,7 +21,7 @@ import numpy as np
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from algorithms.replay.law import output_law, pair_epsilon, replay_scope
-from algorithms.replay.tracer import ReplayRefused
+from algorithms.replay.tracer import ReplayRefused, generator_states
 
 # The numerical margin of an exact log-ratio computed in floating point from
 # exact rational probabilities (two logs of doubles).
@@ -45,7 +45,11 @@ class ReplayEvidence(Evidence):
         a, b = (np.asarray(x, dtype=float)[:rounds] for x in (sc.losses_a, sc.losses_b))
         what = "claimed ε" + (f" at δ = {claim.delta:g}" if claim.delta else "")
         try:
+            before = generator_states()
             la, lb = output_law(alg, a, scope), output_law(alg, b, scope)
+            if generator_states() != before:
+                raise ReplayRefused("a numpy generator the code keeps drew during the "
+                                    "replay: randomness the replay does not choose")
             pair = pair_epsilon(la, lb)
         except ReplayRefused as why:
             return WhiteBoxResult(
