@@ -12,7 +12,8 @@ Where the code does anything else with a draw (another law, arithmetic on
 a draw, a draw-dependent branch) the replay is refused with the reason and
 the result claims nothing (ε_lb 0, not exact).
 
-May import: numpy, ``algorithms.replay``, ``audit.engine.evidence``.
+May import: numpy, ``algorithms.replay``, ``audit.engine.evidence``,
+``audit.engine.words``.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
+from audit.engine.words import code_labels
 from algorithms.replay.law import output_law, pair_epsilon, replay_scope
 from algorithms.replay.tracer import ReplayRefused, generator_states
 
@@ -63,7 +65,7 @@ class ReplayEvidence(Evidence):
             eps, exact = 0.0, False
         elif np.isfinite(eps):
             eps = max(0.0, eps - MARGIN)
-        event = describe_output(la.labels, pair)
+        event = describe_output(la.labels, pair, code_labels(alg))
         notes.insert(0, f"exact output laws from replaying the code on chosen uniform draws: "
                         f"{la.cells} and {lb.cells} joint cells of the draws, refined in "
                         f"{la.steps} and {lb.steps} replays until no comparison cut a cell; "
@@ -79,7 +81,16 @@ class ReplayEvidence(Evidence):
         return result
 
 
-def describe_output(labels, pair) -> str:
+def _shown(label: str, value, codes) -> str:
+    """One output element as events print it: a round's code as I_t, 1-based
+    or by what it stands for (``code_labels``); a number as it is."""
+    if label.startswith("round ") and label.endswith(" code") and isinstance(value, int):
+        t = label.split()[1]
+        return f"I_{t} = {codes[value] if codes and 0 <= value < len(codes) else value + 1}"
+    return f"{label} = {value:g}" if isinstance(value, float) else f"{label} = {value}"
+
+
+def describe_output(labels, pair, codes=None) -> str:
     """The certifying output in words: the parts that carry some of the
     log-ratio, largest first (the rest are the same on both sides)."""
     def ratio(p, q):
@@ -88,8 +99,7 @@ def describe_output(labels, pair) -> str:
                      key=lambda x: -ratio(x[2], x[3]))
     shown = []
     for group, values, p, q in telling[:4]:
-        what = ", ".join(f"{labels[j]} = {v:g}" if isinstance(v, float) else f"{labels[j]} = {v}"
-                         for j, v in zip(group, values))
+        what = ", ".join(_shown(labels[j], v, codes) for j, v in zip(group, values))
         shown.append(f"{what} (P {float(p):.6g} vs {float(q):.6g})")
     more = f"; … {len(telling) - 4} more" if len(telling) > 4 else ""
     rest = len(pair.best) - len(telling)
