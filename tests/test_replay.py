@@ -370,3 +370,13 @@ def test_randomness_behind_names_bound_before_the_audit_is_caught():
     res = ReplayEvidence(sc, 0, alg.claim).conclude([], 0.05)
     assert res.epsilon_lower_bound == 0 and not res.exact
     assert "keeps drew" in res.event
+
+
+def test_log_ratios_of_tiny_exact_probabilities_neither_underflow_nor_round_away():
+    """A part of many draws has probabilities far below the smallest double:
+    its log-ratio is still exact to double precision, and q = 0 < p is ∞."""
+    from algorithms.replay import log_ratio
+    p, q = Fraction(3, 10 ** 400), Fraction(2, 10 ** 400)
+    assert abs(log_ratio(p, q) - math.log(1.5)) < 1e-15
+    assert log_ratio(Fraction(1, 2), Fraction(0)) == math.inf
+    assert log_ratio(Fraction(1, 3), Fraction(1, 3)) == 0.0

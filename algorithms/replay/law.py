@@ -23,6 +23,7 @@ and the attacks ask ``replay_applies``).
 """
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 from dataclasses import dataclass
@@ -355,6 +356,19 @@ def _plain(x):
     return x
 
 
+def log_ratio(p: Fraction, q: Fraction) -> float:
+    """ln(p/q) of two exact probabilities, ∞ where q = 0 < p: computed in
+    40-digit decimal arithmetic, so that probabilities far below the
+    smallest double (a part of many draws) neither underflow nor lose the
+    ratio to rounding."""
+    if q == 0:
+        return math.inf
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40
+        r = Fraction(p) / Fraction(q)
+        return float(decimal.Decimal(r.numerator).ln() - decimal.Decimal(r.denominator).ln())
+
+
 @dataclass
 class PairEpsilon:
     """The exact ε of a pair from both outputs' laws: per direction the sum
@@ -376,7 +390,7 @@ def pair_epsilon(law_a: OutputLaw, law_b: OutputLaw) -> PairEpsilon:
             top, pick = -math.inf, None
             for out, pv in p.items():
                 qv = q.get(out, Fraction(0))
-                r = math.inf if qv == 0 else math.log(pv) - math.log(qv)
+                r = log_ratio(pv, qv)
                 if r > top:
                     top, pick = r, (group, out, pv, qv)
             total += top

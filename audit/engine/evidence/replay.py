@@ -22,7 +22,7 @@ import numpy as np
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.words import code_labels
-from algorithms.replay.law import output_law, pair_epsilon, replay_scope
+from algorithms.replay.law import log_ratio, output_law, pair_epsilon, replay_scope
 from algorithms.replay.tracer import ReplayRefused, generator_states
 
 # The numerical margin of an exact log-ratio computed in floating point from
@@ -93,10 +93,8 @@ def _shown(label: str, value, codes) -> str:
 def describe_output(labels, pair, codes=None) -> str:
     """The certifying output in words: the parts that carry some of the
     log-ratio, largest first (the rest are the same on both sides)."""
-    def ratio(p, q):
-        return np.inf if q == 0 else float(np.log(float(p)) - np.log(float(q)))
-    telling = sorted((x for x in pair.best if ratio(x[2], x[3]) > 0),
-                     key=lambda x: -ratio(x[2], x[3]))
+    telling = sorted((x for x in pair.best if log_ratio(x[2], x[3]) > 0),
+                     key=lambda x: -log_ratio(x[2], x[3]))
     shown = []
     for group, values, p, q in telling[:4]:
         what = ", ".join(_shown(labels[j], v, codes) for j, v in zip(group, values))
