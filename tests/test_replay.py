@@ -127,7 +127,8 @@ def test_rappor_bits_replayed_agree_with_the_paper_and_with_simulation():
     bit): 20 independent parts, each bit's law the paper's P(1 | b) up to
     the 2^-53 grid; and with 200 000 simulated reports of value 3, each
     bit's frequency within 5 standard errors of the replayed probability
-    (40 checks: a false failure has probability below 3·10⁻⁵)."""
+    (20 checks at 5.7·10⁻⁷ each: a false failure has probability below
+    2·10⁻⁵)."""
     alg = build("rappor")
     p = alg.params
     table = report_bit_table(p["f"], p["p"], p["q"])
