@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from algorithms.replay.tracer import (ReplayGenerator, ReplayRefused, Traced, conversions,
-                                      sealed)
+                                      empty_deps, sealed)
 
 MAX_CELLS = 4096        # joint cells of one part (runs of one replay)
 MAX_STEPS = 24          # rounds of refinement before giving up
@@ -64,8 +64,7 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
             v, d = x.values, x.deps
         else:
             v = np.asarray(x)
-            d = np.empty(v.shape, dtype=object)
-            d.fill(0)
+            d = empty_deps(v.shape)
         if v.shape[:1] != (runs,):
             raise ReplayRefused(f"{what} has no runs axis first (shape {v.shape})")
         v, d = v.reshape(runs, -1), d.reshape(runs, -1)
@@ -289,11 +288,7 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
         plan = new
     else:
         raise ReplayRefused(f"the cuts did not settle in {MAX_STEPS} replays")
-    _same_in_reverse(alg, losses, scope, runs, assign, values)
-    if not all(_plain(x) == _plain(y) for x, y in zip(
-            _batch(alg, losses, runs, assign, scope)[0].ravel(), values.ravel())):
-        raise ReplayRefused("the same draws gave other outputs when replayed again: the "
-                            "code's output depends on more than its draws")
+    _replays_agree(alg, losses, scope, runs, assign, values)
     laws = []
     for group, es, cs, n in zip(parts, elems, cells, counts):
         law: dict = {}
@@ -334,17 +329,19 @@ def _chooser(assign: dict, runs: int, run=None):
     return choose
 
 
-def _same_in_reverse(alg, losses, scope, runs, assign, values) -> None:
-    """The last replay once more with its runs in reverse order: each run's
-    output must come back reversed, or it depended on something besides its
-    own draws (its place among the runs, a clock, a source of randomness
-    the seal did not reach)."""
-    back = {e: col[::-1].copy() for e, col in assign.items()}
-    again = _batch(alg, losses, runs, back, scope)[0]
-    if again.shape != values.shape or not all(
-            _plain(x) == _plain(y) for x, y in zip(again[::-1].ravel(), values.ravel())):
-        raise ReplayRefused("the same draws in another run order gave other outputs: the "
-                            "code's output depends on more than its own draws")
+def _replays_agree(alg, losses, scope, runs, assign, values) -> None:
+    """The last replay twice more, once with its runs in reverse order and
+    once as it was: each run's output must come back the same (reversed),
+    or it depended on something besides its own draws (its place among the
+    runs, a clock, a source of randomness the seal did not reach)."""
+    for order, what in ((slice(None, None, -1), "in another run order"),
+                        (slice(None), "when replayed again")):
+        drawn = {e: col[order].copy() for e, col in assign.items()}
+        again = _batch(alg, losses, runs, drawn, scope)[0][order]
+        if again.shape != values.shape or not all(
+                _plain(x) == _plain(y) for x, y in zip(again.ravel(), values.ravel())):
+            raise ReplayRefused(f"the same draws gave other outputs {what}: the code's "
+                                f"output depends on more than its own draws")
 
 
 def _plain(x):

@@ -70,7 +70,7 @@ def _or(*deps) -> np.ndarray:
     return out
 
 
-def _empty_deps(shape) -> np.ndarray:
+def empty_deps(shape) -> np.ndarray:
     out = np.empty(shape, dtype=object)
     out.fill(0)
     return out
@@ -198,6 +198,7 @@ class Traced:
     __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
     __and__, __rand__ = _binary(np.logical_and), _binary(np.logical_and, True)
     __or__, __ror__ = _binary(np.logical_or), _binary(np.logical_or, True)
+    del _binary
     __hash__ = None
 
     def __repr__(self):
@@ -265,6 +266,8 @@ def _parts(x):
 def _where(cond, x=None, y=None):
     if x is None or y is None:
         raise ReplayRefused("the code calls np.where with one argument on its draws")
+    if isinstance(cond, Traced) and cond.raw is not None:
+        raise ReplayRefused("the code uses a uniform draw itself as a condition")
     for a in (x, y):
         if isinstance(a, Traced) and a.raw is not None:
             raise ReplayRefused("a uniform draw's own value flows into the output "
@@ -272,8 +275,6 @@ def _where(cond, x=None, y=None):
     parts = [_parts(a) for a in (cond, x, y)]
     values = np.where(*(p[0] for p in parts))
     deps = _or(*[np.broadcast_to(d, values.shape) for _, d in parts if d is not None])
-    if isinstance(cond, Traced) and cond.raw is not None:
-        raise ReplayRefused("the code uses a uniform draw itself as a condition")
     return Traced(values, np.array(deps, dtype=object))
 
 
@@ -312,7 +313,7 @@ def _join(stacker):
                 raise ReplayRefused("a uniform draw's own value is stacked into the output")
             v, d = _parts(a)
             vals.append(v)
-            deps.append(_empty_deps(v.shape) if d is None else d)
+            deps.append(empty_deps(v.shape) if d is None else d)
         return Traced(stacker(vals, axis=axis), stacker(deps, axis=axis))
     return join
 
@@ -350,21 +351,20 @@ class Draw:
             return np.asarray(index, dtype=np.float64) / RANDOM_GRID
         return np.asarray(index, dtype=np.int64) + self.low
 
-    def _first_at_least(self, t) -> int:
-        """The first grid index whose value is ≥ t (exact: the scaling of
-        a double by 2^53 is exact, and integers compare exactly)."""
+    def _on_grid(self, t) -> Fraction:
+        """The threshold t in grid units, exactly (the scaling of a double
+        by 2^53 is exact, and integers compare exactly)."""
         if self.kind == "random":
-            x = Fraction(float(t)) * RANDOM_GRID
-        else:
-            x = Fraction(t.item() if hasattr(t, "item") else t) - self.low
-        return min(max(math.ceil(x), 0), self.size)
+            return Fraction(float(t)) * RANDOM_GRID
+        return Fraction(t.item() if hasattr(t, "item") else t) - self.low
+
+    def _first_at_least(self, t) -> int:
+        """The first grid index whose value is ≥ t."""
+        return min(max(math.ceil(self._on_grid(t)), 0), self.size)
 
     def _first_above(self, t) -> int:
-        if self.kind == "random":
-            x = Fraction(float(t)) * RANDOM_GRID
-        else:
-            x = Fraction(t.item() if hasattr(t, "item") else t) - self.low
-        return min(max(math.floor(x) + 1, 0), self.size)
+        """The first grid index whose value is > t."""
+        return min(max(math.floor(self._on_grid(t)) + 1, 0), self.size)
 
     def record(self, ids: np.ndarray, thresholds: np.ndarray, op: str) -> None:
         """Cuts of the comparisons ``draw op threshold``, element-wise."""
