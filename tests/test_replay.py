@@ -381,3 +381,20 @@ def test_log_ratios_of_tiny_exact_probabilities_neither_underflow_nor_round_away
     assert abs(log_ratio(p, q) - math.log(1.5)) < 1e-15
     assert log_ratio(Fraction(1, 2), Fraction(0)) == math.inf
     assert log_ratio(Fraction(1, 3), Fraction(1, 3)) == 0.0
+
+
+def test_numpys_global_uniform_draws_of_a_function_are_routed_to_the_replay():
+    """A function drawing from ``np.random.random`` and ``np.random.randint``
+    (numpy's global state, as people write it): both reach the replay, and
+    the law is exact — P(1) = 1/4 for ``random() < 0.25`` and for
+    ``randint(0, 4) == 3``; numpy's global state does not move.  (The drawn
+    integer returned as it is would be refused, as any draw in the
+    output.)"""
+    state = np.random.get_state()[1].copy()
+    law = _only(output_law(_function_mechanism(
+        lambda x, rng: int(np.random.random() < 0.25)), np.zeros((1, 1))))
+    assert law == {(1,): Fraction(1, 4), (0,): Fraction(3, 4)}
+    law = _only(output_law(_function_mechanism(
+        lambda x, rng: int(np.random.randint(0, 4) == 3)), np.zeros((1, 1))))
+    assert law == {(1,): Fraction(1, 4), (0,): Fraction(3, 4)}
+    assert np.array_equal(np.random.get_state()[1], state)
