@@ -214,3 +214,49 @@ def global_randomized_response(x, epsilon=1.0):
 randomized_response.claim_epsilon = 1.0
 buggy_randomized_response.claim_epsilon = 1.0
 global_randomized_response.claim_epsilon = 1.0
+
+
+# ------------------------------------- k-ary randomized response, a binary coin
+def _category(x, k):
+    """The input's category: x in [0, 1] rounded to one of k."""
+    return int(round(float(x[0]) * (k - 1)))
+
+
+def k_randomized_response(x, epsilon=1.0, categories=4):
+    """k-ary randomized response on numpy's global state: the true category
+    with probability e^ε/(e^ε + k − 1), else one of the k − 1 others drawn
+    uniformly (a drawn integer, shifted past the truth, is the output):
+    ε-DP."""
+    k = categories
+    true = _category(x, k)
+    if np.random.random() < math.exp(epsilon) / (math.exp(epsilon) + k - 1):
+        return true
+    other = np.random.randint(0, k - 1)
+    return other if other < true else other + 1
+
+
+def buggy_k_randomized_response(x, epsilon=1.0, categories=4):
+    """The same, but a lie is drawn from all k categories, the truth among
+    them: P(truth)/P(another) = 1 + k·e^ε/(k − 1), so its true ε is
+    ln(1 + 4e/3) = 1.531 at ε = 1, k = 4."""
+    k = categories
+    true = _category(x, k)
+    if np.random.random() < math.exp(epsilon) / (math.exp(epsilon) + k - 1):
+        return true
+    return np.random.randint(0, k)
+
+
+def scaled_coin(x, epsilon=1.0):
+    """A binary mechanism written as a DP library writes it: a uniform scaled
+    by e^ε + 1 is compared with e^ε (the truth when at most e^ε): the truth
+    with probability e^ε/(e^ε + 1), ε-DP."""
+    bit = int(x[0] >= 0.5)
+    u = random.random() * (math.exp(epsilon) + 1)
+    if u > math.exp(epsilon):
+        return 1 - bit
+    return bit
+
+
+k_randomized_response.claim_epsilon = 1.0
+buggy_k_randomized_response.claim_epsilon = 1.0
+scaled_coin.claim_epsilon = 1.0

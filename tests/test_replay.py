@@ -81,13 +81,16 @@ def _refused(feed, match, **kw):
 
 
 def test_what_the_replay_cannot_follow_is_refused_by_name():
-    """Anything but comparing a uniform draw: another law, arithmetic on a
-    draw, a plain number or array made of it, a branch on it, a numpy
-    function not followed, one run reading another's draw."""
+    """Anything but comparing a uniform draw or a monotone step of one:
+    another law, a step that is not monotone (``abs``), arithmetic of two
+    draws, a plain number or array made of a continuous draw, a branch on
+    it, a numpy function not followed, one run reading another's draw."""
     _refused(lambda s, row, rng: {**s, "code": (rng.laplace(0, 1, s["n"]) > 0).astype(int)},
              "rng.laplace")
-    _refused(lambda s, row, rng: {**s, "code": (2 * rng.random(s["n"]) < 1).astype(int)},
-             "multiply to a uniform draw")
+    _refused(lambda s, row, rng: {**s, "code": (np.abs(rng.random(s["n"]) - .5) < .2)
+                                  .astype(int)}, "absolute to a uniform draw")
+    _refused(lambda s, row, rng: {**s, "code": (rng.random(s["n"]) * rng.random(s["n"]) < .2)
+                                  .astype(int)}, "multiply to a uniform draw")
     _refused(lambda s, row, rng: {**s, "code": np.asarray(rng.random(s["n"])) < 0.5},
              "uniform draw itself into a plain number")
     _refused(lambda s, row, rng: {**s, "code": np.asarray(rng.random(s["n"]) < 0.5)},
@@ -313,9 +316,9 @@ def _function_mechanism(fn):
 
 def test_what_a_function_does_that_the_replay_cannot_follow_is_refused():
     """One call per run: a loop on its draws that the replay's choices do not
-    end (at the lowest grid value every draw is below 0.5), arithmetic on a
-    draw, state kept from one call to the next (found by the run-order
-    check), a draw of another kind on another path, and an exception."""
+    end (at the lowest grid value every draw is below 0.5), a continuous
+    value of a draw made a plain number, state kept from one call to the
+    next (found by the run-order check), and an exception."""
     def geometric(x, rng):
         n = 0
         while rng.random() < 0.5:
@@ -328,20 +331,14 @@ def test_what_a_function_does_that_the_replay_cannot_follow_is_refused():
         calls["n"] += 1
         return int(rng.random() < 0.5) + calls["n"]
 
-    def kinds(x, rng):
-        if rng.random() < 0.5:
-            return int(rng.random() < 0.5)
-        return int(rng.integers(0, 2) == 1)
-
     def raises(x, rng):
         if rng.random() < 0.5:
             raise ZeroDivisionError("boom")
         return 0
 
     for fn, match in ((geometric, "more than 10000 uniforms"),
-                      (lambda x, rng: int(rng.random() * 2), "multiply"),
-                      (counting, "another run order"), (kinds, "another kind or range"),
-                      (raises, "ZeroDivisionError")):
+                      (lambda x, rng: float(rng.random() * 2), "plain number"),
+                      (counting, "another run order"), (raises, "ZeroDivisionError")):
         alg = _function_mechanism(fn)
         with pytest.raises(ReplayRefused, match=match):
             output_law(alg, np.zeros((1, 1)))
@@ -398,3 +395,126 @@ def test_numpys_global_uniform_draws_of_a_function_are_routed_to_the_replay():
         lambda x, rng: int(np.random.randint(0, 4) == 3)), np.zeros((1, 1))))
     assert law == {(1,): Fraction(1, 4), (0,): Fraction(3, 4)}
     assert np.array_equal(np.random.get_state()[1], state)
+
+
+# ------------------------------------ a draw's own value, monotone steps
+def _law_of(fn):
+    return _only(output_law(_function_mechanism(fn), np.zeros((1, 1))))
+
+
+def _first(pred) -> int:
+    """The first grid index k with pred(k), pred monotone (false, then
+    true) on Python floats, by bisection: the reference for a cut."""
+    lo, hi = 0, 2 ** 53
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _first_at_least(g, t) -> int:
+    """The first grid index k with g(k) ≥ t, g non-decreasing."""
+    return _first(lambda k: g(k) >= t)
+
+
+def test_draws_are_numbered_per_kind_so_paths_may_draw_different_kinds():
+    """Which draw comes next may depend on a branch (a uniform on one path,
+    an integer on the other): each kind's n-th draw is one variable, and
+    the law is exact — P(1) = 1/4·1/2 + 3/4·1/4 = 5/16."""
+    def kinds(x, rng):
+        if rng.random() < 0.25:
+            return int(rng.random() < 0.5)
+        return int(rng.integers(0, 4) == 1)
+    assert _law_of(kinds) == {(1,): Fraction(5, 16), (0,): Fraction(11, 16)}
+
+
+def test_a_drawn_integer_in_the_output_is_cut_at_every_value():
+    """``np.random.randint(0, 4)`` returned as it is, a shifted one, a table
+    entry it indexes, ``random.choice`` and ``rng.choice`` without weights:
+    uniform laws, exactly; with weights, ``rng.choice`` is the uniform
+    searched in the normalised cumulative sums, as numpy makes it."""
+    quarter = {(j,): Fraction(1, 4) for j in range(4)}
+    assert _law_of(lambda x, rng: np.random.randint(0, 4)) == quarter
+    assert _law_of(lambda x, rng: rng.integers(0, 4) + 10) == {
+        (j + 10,): Fraction(1, 4) for j in range(4)}
+    assert _law_of(lambda x, rng: [5, 6, 7, 8][rng.integers(4)]) == {
+        (j,): Fraction(1, 4) for j in (5, 6, 7, 8)}
+    import random
+    assert _law_of(lambda x, rng: random.choice("abcd")) == {
+        (c,): Fraction(1, 4) for c in "abcd"}
+    assert _law_of(lambda x, rng: rng.choice(np.array([3, 1, 4, 1]))) == {
+        (3,): Fraction(1, 4), (1,): Fraction(1, 2), (4,): Fraction(1, 4)}
+    p = np.array([0.1, 0.6, 0.3])
+    law = _law_of(lambda x, rng: np.random.choice(3, p=p))
+    cdf = p.cumsum() / p.cumsum()[-1]
+    # side="right": index j where cdf[j-1] <= u < cdf[j], counted on the grid
+    edges = [0] + [_first_at_least(lambda k: k / 2 ** 53, c) for c in cdf[:-1]] + [2 ** 53]
+    assert law == {(j,): Fraction(edges[j + 1] - edges[j], 2 ** 53) for j in range(3)}
+
+
+def test_monotone_steps_of_a_uniform_are_cut_where_the_codes_arithmetic_says():
+    """``2u < 1``, ``rng.uniform(a, b) < t``, ``random.uniform``, a uniform
+    scaled by e + 1 against e, ``int(3u)`` and ``math.floor``: each cut is
+    where the code's own floating-point arithmetic changes the outcome — the
+    same as a bisection in Python floats finds (an independent reference) —
+    and every probability is a grid count over 2^53."""
+    import random
+    assert _law_of(lambda x, rng: int(2 * rng.random() < 1)) == {
+        (1,): Fraction(1, 2), (0,): Fraction(1, 2)}
+    for a, b, t in ((0.2, 1.7, 1.0), (-3.0, 0.5, -1.1), (0.0, 1.0, 1 / 3)):
+        c = _first_at_least(lambda k: a + (b - a) * (k / 2 ** 53), t)
+        want = {(1,): Fraction(c, 2 ** 53), (0,): Fraction(2 ** 53 - c, 2 ** 53)}
+        assert _law_of(lambda x, rng: int(rng.uniform(a, b) < t)) == want
+        assert _law_of(lambda x, rng: int(np.random.uniform(a, b) < t)) == want
+        assert _law_of(lambda x, rng: int(random.uniform(a, b) < t)) == want
+    e = math.e
+    c = _first_at_least(lambda k: (k / 2 ** 53) * (e + 1), math.nextafter(e, math.inf))
+    assert _law_of(lambda x, rng: int(rng.random() * (e + 1) > e)) == {
+        (0,): Fraction(c, 2 ** 53), (1,): Fraction(2 ** 53 - c, 2 ** 53)}
+    law = _law_of(lambda x, rng: int(3 * rng.random()))
+    cuts = [0] + [_first_at_least(lambda k: 3 * (k / 2 ** 53), j) for j in (1, 2)] + [2 ** 53]
+    assert law == {(j,): Fraction(cuts[j + 1] - cuts[j], 2 ** 53) for j in range(3)}
+    assert _law_of(lambda x, rng: math.floor(3 * rng.random())) == law
+
+
+def test_steps_that_could_leave_the_grids_order_are_refused():
+    """A step must be monotone on the whole grid: integer arithmetic that
+    wraps around, floating arithmetic that overflows to ∞, division of a
+    constant by a draw, and a continuous value in the output are refused."""
+    for fn, match in ((lambda x, rng: int(rng.integers(0, 2 ** 62) * 4 < 5), "wraps around"),
+                      (lambda x, rng: int(rng.random() * 1e308 * 10 < 1), "overflows"),
+                      (lambda x, rng: int(1 / rng.random() < 2), "uniform draw itself"),
+                      (lambda x, rng: rng.uniform(0, 1), "uniform draw itself is part")):
+        with pytest.raises(ReplayRefused, match=match):
+            output_law(_function_mechanism(fn), np.zeros((1, 1)))
+
+
+def test_k_ary_randomized_response_and_a_scaled_coin_as_written():
+    """k-ary randomized response on numpy's global state (its output a drawn
+    integer) and a binary mechanism comparing a scaled uniform: exact ε
+    equal to the claim 1 (up to the 2^-53 grid), consistent; the k-ary one
+    that lies among all k categories is an exact violation, ln(1 + 4e/3) =
+    1.531 (k = 4)."""
+    from audit.engine.audit import audit_algorithm
+    for fn, want in (("k_randomized_response", 1.0), ("scaled_coin", 1.0),
+                     ("buggy_k_randomized_response", math.log(1 + 4 * math.e / 3))):
+        alg = build(f"{FN}:{fn}", horizon=1)
+        assert replay_applies(alg), fn
+        r = audit_algorithm(alg, trials=2000, modes=["replay"])
+        best = max(r.results, key=lambda x: x.epsilon_lower_bound)
+        assert best.exact and best.kind == "replay", fn
+        assert abs(best.epsilon_lower_bound - want) < 1e-9, (fn, best.epsilon_lower_bound)
+        assert r.verdict == ("violation" if fn.startswith("buggy") else "consistent"), fn
+
+
+def test_a_monotone_step_searched_in_a_table_is_cut_where_its_arithmetic_says():
+    """``np.searchsorted(edges, 3u + 0.25)``: the cuts are the code's own
+    arithmetic crossing each edge, not the raw draw's."""
+    edges = np.array([1.0, 2.0])
+    law = _law_of(lambda x, rng: int(np.searchsorted(edges, 3 * rng.random() + 0.25)))
+    g = lambda k: 3 * (k / 2 ** 53) + 0.25                        # noqa: E731
+    cuts = [0] + [_first(lambda k: g(k) > e) for e in edges] + [2 ** 53]
+    assert law == {(j,): Fraction(cuts[j + 1] - cuts[j], 2 ** 53) for j in range(3)}

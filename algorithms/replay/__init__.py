@@ -1,6 +1,7 @@
 """Exact output laws from the code itself, with no declaration read: a
 mechanism over a stream of answers whose randomness is uniform draws that it
-only compares is run on chosen draws (``tracer``: the generator and the
+compares (after monotone steps such as shifting or scaling) or uses as a
+value of few values is run on chosen draws (``tracer``: the generator and the
 arrays that watch what the code does with them), and its output law is
 built from the cells its comparisons cut (``law``).  The ``replay`` mode
 (``audit.engine.evidence.replay``) reports a pair's exact ε from it.

@@ -31,8 +31,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from algorithms.replay.tracer import (ReplayGenerator, ReplayRefused, Traced, conversions,
-                                      empty_deps, sealed)
+from algorithms.replay.tracer import (RANDOM_GRID, ReplayGenerator, ReplayRefused, Traced,
+                                      conversions, empty_deps, sealed)
 
 MAX_CELLS = 4096        # joint cells of one part (runs of one replay)
 MAX_STEPS = 24          # rounds of refinement before giving up
@@ -60,7 +60,7 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
 
     def add(x, what):
         if isinstance(x, Traced):
-            _not_a_draw(x)
+            x = _not_a_draw(x)
             v, d = x.values, x.deps
         else:
             v = np.asarray(x)
@@ -87,7 +87,7 @@ def _flatten(out, where: str) -> list:
     """(value, dependencies) of every number in one run's output: a number,
     an array, or a tuple or list of them (nested), in order."""
     if isinstance(out, Traced):
-        _not_a_draw(out)
+        out = _not_a_draw(out)
         return list(zip(out.values.ravel().tolist(), out.deps.ravel().tolist()))
     if isinstance(out, (tuple, list)):
         return [x for item in out for x in _flatten(item, where)]
@@ -99,10 +99,10 @@ def _flatten(out, where: str) -> list:
     return [(x, 0) for x in v.ravel().tolist()]
 
 
-def _not_a_draw(x: Traced) -> None:
-    if x.raw is not None:
-        raise ReplayRefused("a uniform draw itself is part of the output (only values "
-                            "computed from comparisons of the draws can be replayed exactly)")
+def _not_a_draw(x: Traced) -> Traced:
+    """An output made of a draw's own value: cut at every value it takes
+    (an integer draw, ``int(k·u)``), or refused (a continuous value)."""
+    return x.settled("a uniform draw itself is part of the output")
 
 
 def _per_run_outputs(alg, losses, runs: int, assign: dict):
@@ -115,7 +115,7 @@ def _per_run_outputs(alg, losses, runs: int, assign: dict):
     vals, deps, gens, first = [], [], [], 0
     for r in range(runs):
         gen = ReplayGenerator(_chooser(assign, runs, run=r), first_id=first,
-                              limit=MAX_RUN_DRAWS)
+                              limit=MAX_RUN_DRAWS, one_run=True)
         with sealed(route=gen), conversions() as seen:
             out = _user(lambda: call_one(losses, gen))
             flat = _flatten(out, "the function")
@@ -170,30 +170,32 @@ def per_run(alg) -> bool:
 
 
 def _element_of(gens, runs: int) -> dict:
-    """Draw element id → (run, logical element (call, position in the run)):
-    a generator of all runs has the runs axis first, a generator of one run
-    (``run`` given) holds that run's draws alone.  The k-th draw of every run
-    must be of one kind and range, or the cells would mean different
-    things in different runs."""
-    out, kinds = {}, {}
+    """Draw element id → (run, logical element (kind, low, high, n): the
+    run's n-th draw of that kind and range): a generator of all runs has
+    the runs axis first, a generator of one run (``run`` given) holds that
+    run's draws alone.  (Each draw is independent of all before it, so the
+    n-th draw of a kind is one uniform variable whatever path led to it.)"""
+    out = {}
     for run, rng in gens:
         for k, draw in enumerate(rng.draws):
-            key = (draw.kind, draw.low, draw.high,
-                   draw.ids.shape[1:] if run is None else draw.ids.shape)
-            if kinds.setdefault(k, key) != key:
-                raise ReplayRefused(f"draw {k + 1} is of another kind or range on another path")
             ids = draw.ids
             if run is not None:
                 for pos, i in enumerate(ids.reshape(-1)):
-                    out[int(i)] = (run, (k, pos))
+                    out[int(i)] = (run, (*draw.sig, draw.start + pos))
                 continue
             if ids.ndim == 0 or ids.shape[0] != runs:
                 raise ReplayRefused(f"draw {k + 1} ({draw.kind}) has no runs axis first")
             flat = ids.reshape(runs, -1)
             for r in range(runs):
                 for pos, i in enumerate(flat[r]):
-                    out[int(i)] = (r, (k, pos))
+                    out[int(i)] = (r, (*draw.sig, draw.start + pos))
     return out
+
+
+def _size(elem: tuple) -> int:
+    """The number of grid points of a logical draw element."""
+    kind, low, high = elem[:3]
+    return RANDOM_GRID if kind == "random" else high - low
 
 
 def _bits(mask: int):
@@ -244,11 +246,11 @@ def _structure(gens, deps, runs):
     return cuts, parts, elems
 
 
-def _cells(draw_sizes: dict, cuts: dict, elems: tuple):
+def _cells(cuts: dict, elems: tuple):
     """Per element of ``elems``: its intervals [lo, hi) of grid indices."""
     out = []
     for e in elems:
-        n = draw_sizes[e[0]]
+        n = _size(e)
         edges = sorted({0, n} | {c for c in cuts.get(e, ()) if 0 < c < n})
         out.append(list(zip(edges[:-1], edges[1:])))
     return out
@@ -265,7 +267,6 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
                             "or as a function called once per run, are replayed")
     losses = np.asarray(losses, dtype=float)
     plan = None             # (parts, elems, cells per element of each part)
-    sizes: dict = {}
     for step in range(MAX_STEPS):
         counts = [math.prod(len(c) for c in cells) for cells in plan[2]] if plan else [1]
         runs = max(counts)
@@ -279,9 +280,8 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
                         assign.setdefault(e, np.zeros(runs, dtype=np.int64))[r] = lo
 
         values, deps, labels, gens = _batch(alg, losses, runs, assign, scope)
-        sizes = {k: d.size for _, rng in gens for k, d in enumerate(rng.draws)}
         cuts, parts, elems = _structure(gens, deps, runs)
-        cells = [_cells(sizes, cuts, e) for e in elems]
+        cells = [_cells(cuts, e) for e in elems]
         new = (parts, elems, cells)
         if plan is not None and new == plan:
             break
@@ -295,7 +295,7 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
         for r, combo in enumerate(itertools.product(*cs)):
             p = Fraction(1)
             for e, (lo, hi) in zip(es, combo):
-                p *= Fraction(hi - lo, sizes[e[0]])
+                p *= Fraction(hi - lo, _size(e))
             y = tuple(_plain(values[r, j]) for j in group)
             law[y] = law.get(y, Fraction(0)) + p
         if sum(law.values()) != 1:
@@ -305,24 +305,24 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
 
 
 def _chooser(assign: dict, runs: int, run=None):
-    """The replay generator's choice: per draw call k, the grid indices
-    ``assign[(k, position)]`` (one per run) of each element, 0 elsewhere;
-    for the generator of one ``run``, that run's entries."""
-    def choose(k, draw, shape):
+    """The replay generator's choice: per logical draw element (kind, low,
+    high, n), the grid indices ``assign[element]`` (one per run), 0
+    elsewhere; for the generator of one ``run``, that run's entries."""
+    def choose(draw, shape):
         if run is not None:
             m = int(np.prod(shape, dtype=np.int64))
             idx = np.zeros(m, dtype=np.int64)
             for pos in range(m):
-                col = assign.get((k, pos))
+                col = assign.get((*draw.sig, draw.start + pos))
                 if col is not None:
                     idx[pos] = col[run]
             return idx.reshape(shape)
         if not shape or shape[0] != runs:
-            raise ReplayRefused(f"draw {k + 1} ({draw.kind}) has no runs axis first")
+            raise ReplayRefused(f"a draw ({draw.kind}) has no runs axis first")
         m = int(np.prod(shape[1:], dtype=np.int64))
         idx = np.zeros((runs, m), dtype=np.int64)
         for pos in range(m):
-            col = assign.get((k, pos))
+            col = assign.get((*draw.sig, draw.start + pos))
             if col is not None:
                 idx[:, pos] = col
         return idx.reshape(shape)

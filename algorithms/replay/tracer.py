@@ -12,16 +12,30 @@ table anywhere.
 
 ``ReplayGenerator`` stands in for the generator: each uniform draw returns
 a ``Traced`` array holding the values the driver chose and, per element, the
-draw elements it depends on (a bitset: a Python int).  A raw draw may only
-be compared (``<``, ``<=``, ``>``, ``>=``, ``==``, ``!=``) or searched
+draw elements it depends on (a bitset: a Python int).  A raw draw may be
+compared (``<``, ``<=``, ``>``, ``>=``, ``==``, ``!=``) or searched
 (``np.searchsorted``); every comparison is recorded as a cut of that
-element's grid.  Values computed from comparisons (``np.where``,
-arithmetic, reductions, indexing) carry the union of their inputs'
-dependencies.  Anything else — any other law (``rng.laplace``), arithmetic
-on a raw draw, turning a value that depends on the draws into a plain
-number (``float``, ``if``, ``np.asarray``), indexing with one, a numpy
-function not listed here — raises ``ReplayRefused`` naming it: the replay
-then claims nothing, and the code is never misread.
+element's grid.  It may also go through steps that are monotone in it by
+IEEE arithmetic — adding, subtracting or multiplying a constant, dividing
+by one, negation, ``floor``/``ceil``/``trunc``/``rint``, ``minimum`` and
+``maximum`` with a constant (``rng.uniform(a, b)`` is ``a + (b − a)·u``):
+a comparison of such a value is cut where the code's own arithmetic,
+evaluated on the grid by bisection, changes the comparison's outcome.  A
+draw whose value itself is used (an output, an index, arithmetic of
+another kind, ``int()``) is cut at every point where that value changes:
+an integer draw of at most ``MAX_VALUES`` values, or a monotone step of a
+draw (``int(k · u)``) taking at most that many.  Values computed from
+comparisons (``np.where``, arithmetic, reductions, indexing) carry the
+union of their inputs' dependencies.  Anything else — any other law
+(``rng.laplace``), a continuous function of a draw in the output, turning a
+value that depends on the draws into a plain number in code over all runs,
+a numpy function not listed here — raises ``ReplayRefused`` naming it: the
+replay then claims nothing, and the code is never misread.
+
+Draws are numbered per run and per kind (``random``, or ``integers`` of one
+range): the n-th uniform of a kind a run draws is one variable, whichever
+path led there — each call's draws are independent of everything before,
+so any such numbering gives the output its true law.
 
 May import: numpy only.
 """
@@ -37,9 +51,16 @@ from fractions import Fraction
 import numpy as np
 
 RANDOM_GRID = 2 ** 53       # rng.random() returns k / 2^53, k uniform on [0, 2^53)
+MAX_VALUES = 4096           # values a draw's own value may take where it is used as a value
 _CMP = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">=",
         np.equal: "==", np.not_equal: "!="}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+# Steps monotone in a draw by IEEE arithmetic (correctly rounded, hence
+# monotone): unary ones, and binary ones with a constant on the given side.
+_UNARY_STEPS = (np.negative, np.positive, np.floor, np.ceil, np.trunc, np.rint)
+_STEPWISE = (np.floor, np.ceil, np.trunc, np.rint)      # integer-valued: few values
+_EXACT_INT = {np.add, np.subtract, np.multiply, np.negative, np.positive, np.minimum,
+              np.maximum, np.floor_divide}
 
 
 _CONVERSIONS = threading.local()     # .deps: what one run's code turned into plain values
@@ -78,16 +99,20 @@ def empty_deps(shape) -> np.ndarray:
 
 class Traced:
     """Values and their per-element draw dependencies.  ``raw`` holds, for a
-    draw straight from the generator (maybe indexed), each element's id, and
-    ``draw`` the draw it came from; None for computed values."""
+    draw straight from the generator (maybe indexed) or a monotone step of
+    one, each element's id, ``draw`` the draw it came from and ``ops`` the
+    steps applied to it (``(ufunc, constant broadcast to the shape or None,
+    constant first)``); ``raw`` is None for values computed from
+    comparisons."""
 
     __array_priority__ = 1000
 
-    def __init__(self, values, deps, raw=None, draw=None):
+    def __init__(self, values, deps, raw=None, draw=None, ops=()):
         self.values = np.asarray(values)
         self.deps = deps
         self.raw = raw
         self.draw = draw
+        self.ops = ops
 
     # -- what numpy asks of an array-like
     @property
@@ -112,20 +137,30 @@ class Traced:
     def __getitem__(self, key):
         if isinstance(key, Traced) or (isinstance(key, tuple)
                                        and any(isinstance(k, Traced) for k in key)):
-            raise ReplayRefused("the code indexes with a value that depends on its draws")
-        raw = None if self.raw is None else self.raw[key]
-        return Traced(self.values[key], self.deps[key], raw, self.draw)
+            if getattr(_CONVERSIONS, "deps", None) is None:
+                raise ReplayRefused("the code indexes with a value that depends on its draws")
+            # one run's code: the index is the same on a whole cell
+            key = (tuple(k._convert(np.asarray) if isinstance(k, Traced) else k for k in key)
+                   if isinstance(key, tuple) else key._convert(np.asarray))
+        return self._map(lambda a: a[key])
 
     def reshape(self, *shape):
-        raw = None if self.raw is None else self.raw.reshape(*shape)
-        return Traced(self.values.reshape(*shape), self.deps.reshape(*shape), raw, self.draw)
+        return self._map(lambda a: a.reshape(*shape))
+
+    def _map(self, f):
+        """The same view ``f`` of the values, dependencies, draw ids and the
+        steps' constants."""
+        if self.raw is None:
+            return Traced(f(self.values), f(self.deps))
+        ops = tuple((u, None if c is None else f(c), first) for u, c, first in self.ops)
+        return Traced(f(self.values), f(self.deps), f(self.raw), self.draw, ops)
 
     def copy(self):
-        return Traced(self.values.copy(), self.deps.copy(), self.raw, self.draw)
+        return Traced(self.values.copy(), self.deps.copy(), self.raw, self.draw, self.ops)
 
     def astype(self, dtype, *args, **kwargs):
-        self._not_raw("astype")
-        return Traced(self.values.astype(dtype), self.deps)
+        x = self.settled("the code converts a uniform draw itself with astype")
+        return Traced(x.values.astype(dtype), x.deps)
 
     def sum(self, axis=None, **kwargs):
         return np.sum(self, axis=axis, **kwargs)
@@ -136,10 +171,159 @@ class Traced:
     def all(self, axis=None, **kwargs):
         return np.all(self, axis=axis, **kwargs)
 
-    def _not_raw(self, what: str) -> None:
-        if self.raw is not None:
-            raise ReplayRefused(f"the code applies {what} to a uniform draw itself (only "
-                                f"comparisons of a draw can be replayed exactly)")
+    # -- a draw's own value, used as a value
+    def settled(self, what: str) -> "Traced":
+        """This value as one computed from comparisons: for a draw (or a
+        monotone step of one), its grid is cut wherever the value changes,
+        so that it is the same on every cell.  Refused (naming ``what``)
+        where it takes more than ``MAX_VALUES`` values."""
+        if self.raw is None:
+            return self
+        why = (f"{what} (only comparisons of a draw, or a value of it taking at most "
+               f"{MAX_VALUES} values, can be replayed exactly)")
+        draw, ids = self.draw, self.raw.ravel()
+        if not self.ops:
+            if draw.kind != "integers" or draw.size > MAX_VALUES:
+                raise ReplayRefused(why)
+            for e in ids.tolist():         # every integer its own cell
+                draw.cuts.setdefault(int(e), set()).update(range(1, draw.size))
+            return Traced(self.values, self.deps)
+        steps = [k for k, (u, _, _) in enumerate(self.ops) if u in _STEPWISE]
+        if steps:
+            # after the first integer-valued step, at most (its range + 1) values
+            ends = [self._at(np.full(ids.size, k), np.arange(ids.size), upto=steps[0] + 1)
+                    for k in (0, draw.size - 1)]
+            many = np.abs(ends[1].astype(float) - ends[0].astype(float)).max(initial=0) + 1
+        else:
+            many = draw.size if draw.kind == "integers" else math.inf
+        if many > MAX_VALUES:
+            raise ReplayRefused(why)
+        # from the grid's start, cut where the value next changes, until the end
+        start = np.zeros(ids.size, dtype=np.int64)
+        sel = np.arange(ids.size)
+        while (start < draw.size).any():
+            here = self._at(np.minimum(start, draw.size - 1), sel)
+            a = sel[start < draw.size]
+            start[a] = self._first_change(lambda v, s: v != here[s], a, start[a] + 1)
+            draw.add_cuts(ids[a], start[a])
+        return Traced(self.values, self.deps)
+
+    def _at(self, k: np.ndarray, sel: np.ndarray, upto=None) -> np.ndarray:
+        """The value of the flat elements ``sel`` had their draws been at
+        grid indices ``k``: the code's own steps, evaluated again."""
+        v = self.draw.value(k)
+        for _, _, v in self._stages(v, sel, upto):
+            pass
+        return v
+
+    def _stages(self, v: np.ndarray, sel: np.ndarray, upto=None):
+        """(step, its constant for ``sel`` or None, the value after it), step
+        by step from the draw's values ``v``."""
+        for step in self.ops[:upto]:
+            u, c, first = step
+            cc = None if c is None else c.reshape(-1)[sel]
+            v = u(v) if cc is None else (u(cc, v) if first else u(v, cc))
+            yield step, cc, v
+
+    def _first_change(self, changed, sel: np.ndarray, lo: np.ndarray) -> np.ndarray:
+        """Per flat element of ``sel``, the first grid index ≥ ``lo`` at
+        which ``changed(values, elements)`` holds (the grid's size if none):
+        by bisection, since the values are monotone in the grid index."""
+        lo = np.asarray(lo, dtype=np.int64).copy()
+        hi = np.full(lo.shape, self.draw.size, dtype=np.int64)
+        while True:
+            act = np.nonzero(lo < hi)[0]
+            if act.size == 0:
+                return lo
+            mid = (lo[act] + hi[act]) // 2
+            hit = np.asarray(changed(self._at(mid, sel[act]), sel[act]), dtype=bool)
+            hi[act[hit]] = mid[hit]
+            lo[act[~hit]] = mid[~hit] + 1
+
+    def _cut_comparison(self, ufunc, other, first: bool) -> None:
+        """Record the cuts of ``self op other`` (``other op self`` when
+        ``first``): the grid points where its outcome changes."""
+        shape = np.broadcast_shapes(self.shape, np.shape(other))
+        if not self.ops:
+            op = _FLIP[_CMP[ufunc]] if first else _CMP[ufunc]
+            self.draw.record(np.broadcast_to(self.raw, shape),
+                             np.broadcast_to(other, shape), op)
+            return
+        x = self if self.shape == shape else self._map(lambda a: np.broadcast_to(a, shape))
+        t = np.broadcast_to(other, shape).reshape(-1)
+        sel = np.arange(t.size)
+        # ==/!= hold on an interval: its ends are where < and <= change
+        tests = (np.less, np.less_equal) if ufunc in (np.equal, np.not_equal) else (ufunc,)
+        for test in tests:
+            def outcome(v, s, test=test):
+                return test(t[s], v) if first else test(v, t[s])
+            at0 = outcome(x._at(np.zeros(t.size, dtype=np.int64), sel), sel)
+            cut = x._first_change(lambda v, s: outcome(v, s) != at0[s], sel, np.ones(t.size))
+            x.draw.add_cuts(x.raw.reshape(-1), cut)
+
+    def _step(self, ufunc, inputs, i: int):
+        """``ufunc(*inputs)`` with ``inputs[i]`` this draw, as a monotone step
+        of it (a ``Traced`` still bound to the draw), or None where the step
+        is not one the replay follows."""
+        if len(inputs) == 1:
+            if ufunc not in _UNARY_STEPS:
+                return None
+            const, cdeps = None, None
+        else:
+            other = inputs[1 - i]
+            if isinstance(other, Traced):
+                if other.raw is not None:
+                    return None
+                const, cdeps = other.values, other.deps
+            else:
+                const, cdeps = np.asarray(other), None
+            if const.dtype.kind not in "biuf" or not np.isfinite(const).all():
+                return None
+            if ufunc is np.floor_divide:
+                # exact, hence monotone, on integers only, by a positive constant
+                if i == 1 or self.dtype.kind not in "iu" or const.dtype.kind not in "iu" \
+                        or not (const > 0).all():
+                    return None
+            elif ufunc in (np.multiply, np.true_divide):
+                if (ufunc is np.true_divide and i == 1) or not (
+                        (const > 0).all() or (const < 0).all()):
+                    return None
+            elif ufunc not in (np.add, np.subtract, np.minimum, np.maximum):
+                return None
+        values = ufunc(*[x.values if isinstance(x, Traced) else np.asarray(x) for x in inputs])
+        shape = np.shape(values)
+        x = self if self.shape == shape else self._map(lambda a: np.broadcast_to(a, shape))
+        deps = x.deps if cdeps is None else _or(x.deps, np.broadcast_to(cdeps, shape))
+        step = (ufunc, None if const is None else np.broadcast_to(const, shape), i == 1)
+        out = Traced(values, np.array(deps, dtype=object), x.raw, x.draw, x.ops + (step,))
+        out._check_range()
+        return out
+
+    def _check_range(self) -> None:
+        """Every step must be monotone on the whole grid: finite floats (no
+        overflow to ∞, hence no NaN) and integers without wrap-around, checked
+        at both ends of the grid — each step is monotone, so the values in
+        between lie between the ends'."""
+        n = self.size
+        sel = np.arange(n)
+        with np.errstate(all="ignore"):
+            self._check_ends(n, sel)
+
+    def _check_ends(self, n, sel) -> None:
+        for k in (0, self.draw.size - 1):
+            v = self.draw.value(np.full(n, k, dtype=np.int64))
+            exact = v.astype(object) if v.dtype.kind in "iu" else None
+            for (u, _, first), cc, v in self._stages(v, sel):
+                if v.dtype.kind == "f":
+                    exact = None
+                    if not np.isfinite(v).all():
+                        raise ReplayRefused("a step of a uniform draw overflows")
+                elif exact is not None and u in _EXACT_INT:
+                    eargs = (exact,) if cc is None else (
+                        (cc.astype(object), exact) if first else (exact, cc.astype(object)))
+                    exact = u(*eargs)
+                    if not all(int(a) == int(b) for a, b in zip(v.ravel(), exact.ravel())):
+                        raise ReplayRefused("a step of an integer draw wraps around")
 
     # -- conversions to plain numbers.  A value computed from comparisons is
     # the same on a whole cell, so one run's code may branch on it or turn
@@ -147,15 +331,16 @@ class Traced:
     # to depend on it (``conversions``: code called one run at a time).
     # Anywhere else the draws would escape the replay: refused.
     def _convert(self, plain):
-        if self.raw is not None:
-            raise ReplayRefused("the code turns a uniform draw itself into a plain number "
-                                "(only comparisons of a draw can be replayed exactly)")
         seen = getattr(_CONVERSIONS, "deps", None)
         if seen is None:
+            if self.raw is not None:
+                raise ReplayRefused("the code turns a uniform draw itself into a plain number "
+                                    "(only comparisons of a draw can be replayed exactly)")
             raise ReplayRefused("the code turns a value that depends on its draws into a plain "
                                 "number or array (float, int, bool, if, np.asarray, tolist)")
-        _CONVERSIONS.deps = seen | int(np.bitwise_or.reduce(self.deps.ravel(), initial=0))
-        return plain(self.values)
+        x = self.settled("the code turns a uniform draw itself into a plain number")
+        _CONVERSIONS.deps = seen | int(np.bitwise_or.reduce(x.deps.ravel(), initial=0))
+        return plain(x.values)
 
     def __bool__(self):
         return self._convert(bool)
@@ -164,10 +349,26 @@ class Traced:
         return self._convert(float)
 
     def __int__(self):
-        return self._convert(int)
+        # int() of a float truncates: a step the replay follows
+        x = np.trunc(self) if self.dtype.kind == "f" else self
+        return x._convert(int)
 
     def __index__(self):
         return self._convert(operator.index)
+
+    def __floor__(self):
+        return np.floor(self)._convert(int)
+
+    def __ceil__(self):
+        return np.ceil(self)._convert(int)
+
+    def __trunc__(self):
+        return np.trunc(self)._convert(int)
+
+    def __round__(self, ndigits=None):
+        if ndigits is not None:
+            raise ReplayRefused("the code rounds a value of its draws to digits")
+        return np.rint(self)._convert(int)       # Python rounds half to even, as rint
 
     def __array__(self, dtype=None, copy=None):
         return self._convert(lambda v: np.array(v, dtype=dtype))
@@ -198,6 +399,9 @@ class Traced:
     __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
     __and__, __rand__ = _binary(np.logical_and), _binary(np.logical_and, True)
     __or__, __ror__ = _binary(np.logical_or), _binary(np.logical_or, True)
+    __floordiv__, __rfloordiv__ = _binary(np.floor_divide), _binary(np.floor_divide, True)
+    __mod__, __rmod__ = _binary(np.remainder), _binary(np.remainder, True)
+    __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
     del _binary
     __hash__ = None
 
@@ -216,12 +420,15 @@ class Traced:
     def __neg__(self):
         return np.negative(self)
 
+    def __abs__(self):
+        return np.absolute(self)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if kwargs.get("out") is not None or kwargs.get("where", True) is not True:
             raise ReplayRefused(f"the code calls {ufunc.__name__} with out= or where=")
         if method == "reduce":
             (x,) = inputs
-            x._not_raw(f"{ufunc.__name__}.reduce")
+            x = x.settled(f"the code applies {ufunc.__name__}.reduce to a uniform draw itself")
             axis = kwargs.get("axis", 0)
             keep = kwargs.get("keepdims", False)
             values = ufunc.reduce(x.values, axis=axis, keepdims=keep,
@@ -231,21 +438,25 @@ class Traced:
                           np.array(deps, dtype=object))
         if method != "__call__":
             raise ReplayRefused(f"the code calls {ufunc.__name__}.{method} on its draws")
+        raw = [i for i, x in enumerate(inputs) if isinstance(x, Traced) and x.raw is not None]
+        if len(raw) == 1 and not kwargs:
+            i = raw[0]
+            if ufunc in _CMP and len(inputs) == 2:
+                other = inputs[1 - i]
+                inputs[i]._cut_comparison(
+                    ufunc, other.values if isinstance(other, Traced) else other, i == 1)
+                raw = []                # the outcome is the same on every cell
+            else:
+                step = inputs[i]._step(ufunc, inputs, i)
+                if step is not None:
+                    return step
+        if raw:
+            inputs = tuple(x.settled(f"the code applies {ufunc.__name__} to a uniform draw "
+                                     f"itself") if k in raw else x for k, x in enumerate(inputs))
         plain = [x.values if isinstance(x, Traced) else np.asarray(x) for x in inputs]
         values = ufunc(*plain, **kwargs)
         shape = np.shape(values)
         deps = _or(*[np.broadcast_to(x.deps, shape) for x in inputs if isinstance(x, Traced)])
-        raw = [i for i, x in enumerate(inputs) if isinstance(x, Traced) and x.raw is not None]
-        if raw:
-            if ufunc not in _CMP or len(inputs) != 2 or len(raw) != 1:
-                raise ReplayRefused(f"the code applies {ufunc.__name__} to a uniform draw "
-                                    f"itself (only comparisons of a draw with other values "
-                                    f"can be replayed exactly)")
-            i = raw[0]
-            op = _CMP[ufunc] if i == 0 else _FLIP[_CMP[ufunc]]
-            draw = inputs[i]
-            draw.draw.record(np.broadcast_to(draw.raw, shape),
-                             np.broadcast_to(plain[1 - i], shape), op)
         return Traced(values, np.array(deps, dtype=object))
 
     def __array_function__(self, func, types, args, kwargs):
@@ -266,12 +477,8 @@ def _parts(x):
 def _where(cond, x=None, y=None):
     if x is None or y is None:
         raise ReplayRefused("the code calls np.where with one argument on its draws")
-    if isinstance(cond, Traced) and cond.raw is not None:
-        raise ReplayRefused("the code uses a uniform draw itself as a condition")
-    for a in (x, y):
-        if isinstance(a, Traced) and a.raw is not None:
-            raise ReplayRefused("a uniform draw's own value flows into the output "
-                                "(np.where); only comparisons of a draw can be replayed")
+    cond, x, y = (a.settled("a uniform draw's own value flows into np.where")
+                  if isinstance(a, Traced) else a for a in (cond, x, y))
     parts = [_parts(a) for a in (cond, x, y)]
     values = np.where(*(p[0] for p in parts))
     deps = _or(*[np.broadcast_to(d, values.shape) for _, d in parts if d is not None])
@@ -286,11 +493,11 @@ def _searchsorted(a, v, side="left", sorter=None):
         return np.searchsorted(a, v, side=side)
     values = np.searchsorted(a, v.values, side=side)
     if v.raw is not None:
-        # side="left" counts a_i < v (cut between a_i and the next value up),
-        # side="right" counts a_i <= v (cut at a_i)
-        op = ">" if side == "left" else ">="
+        # side="left" counts a_i < v, side="right" counts a_i <= v: each
+        # entry cuts where that comparison changes
+        test = np.greater if side == "left" else np.greater_equal
         for t in a.ravel():
-            v.draw.record(v.raw, np.broadcast_to(t, v.shape), op)
+            v._cut_comparison(test, t, False)
     return Traced(values, v.deps.copy())
 
 
@@ -309,8 +516,8 @@ def _join(stacker):
     def join(arrays, axis=0, **kwargs):
         vals, deps = [], []
         for a in arrays:
-            if isinstance(a, Traced) and a.raw is not None:
-                raise ReplayRefused("a uniform draw's own value is stacked into the output")
+            if isinstance(a, Traced):
+                a = a.settled("a uniform draw's own value is stacked into an array")
             v, d = _parts(a)
             vals.append(v)
             deps.append(empty_deps(v.shape) if d is None else d)
@@ -334,11 +541,19 @@ class Draw:
     [0, 2^53); ``rng.integers``: the integers in [low, high)), the ids of
     its elements, and the cuts its comparisons made, per element: grid
     indices c such that the code's comparisons cannot tell apart two values
-    both below c or both at or above it."""
+    both below c or both at or above it.  ``start``: how many draws of its
+    kind (``kind``, ``low``, ``high``) the run had made before this call —
+    its elements are that kind's draws ``start``, ``start + 1``, … of the
+    run."""
 
-    def __init__(self, kind: str, low: int, high: int, ids: np.ndarray):
+    def __init__(self, kind: str, low: int, high: int, ids: np.ndarray, start: int = 0):
         self.kind, self.low, self.high, self.ids = kind, low, high, ids
+        self.start = start
         self.cuts: dict = {}
+
+    @property
+    def sig(self) -> tuple:
+        return (self.kind, self.low, self.high)
 
     @property
     def size(self) -> int:
@@ -366,6 +581,12 @@ class Draw:
         """The first grid index whose value is > t."""
         return min(max(math.floor(self._on_grid(t)) + 1, 0), self.size)
 
+    def add_cuts(self, ids: np.ndarray, at: np.ndarray) -> None:
+        """Cuts at grid indices ``at``, element-wise (the grid's ends are no cuts)."""
+        for e, c in zip(np.ravel(ids).tolist(), np.ravel(at).tolist()):
+            if 0 < c < self.size:
+                self.cuts.setdefault(int(e), set()).add(int(c))
+
     def record(self, ids: np.ndarray, thresholds: np.ndarray, op: str) -> None:
         """Cuts of the comparisons ``draw op threshold``, element-wise."""
         if (self.kind == "integers" and max(abs(self.low), abs(self.high)) > 2 ** 53
@@ -386,14 +607,18 @@ class Draw:
 
 class ReplayGenerator:
     """A stand-in for ``numpy.random.Generator`` whose uniform draws return
-    the values ``choose(call, kind, low, high, shape) -> grid indices`` asks
-    for, as ``Traced`` arrays; every other method is refused."""
+    the values ``choose(draw, shape) -> grid indices`` asks for, as
+    ``Traced`` arrays; ``choice`` and ``uniform`` are made of them as numpy
+    makes them, every other method is refused.  ``one_run``: the generator
+    of one run (else every draw has the runs axis first)."""
 
-    def __init__(self, choose, first_id: int = 0, limit: int = 10 ** 7):
+    def __init__(self, choose, first_id: int = 0, limit: int = 10 ** 7, one_run: bool = False):
         self.choose = choose
         self.draws: list[Draw] = []
         self._next = self._first = first_id
         self.limit = limit
+        self.one_run = one_run
+        self._taken: dict = {}          # draws of each kind per run so far
 
     def _make(self, kind, low, high, size):
         shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
@@ -403,8 +628,12 @@ class ReplayGenerator:
                                 f"its draws that the replay's choices do not end)")
         ids = np.arange(self._next, self._next + n).reshape(shape)
         self._next += n
-        draw = Draw(kind, low, high, ids)
-        index = np.asarray(self.choose(len(self.draws), draw, shape))
+        sig = (kind, low, high)
+        start = self._taken.get(sig, 0)
+        self._taken[sig] = start + (n if self.one_run or not shape
+                                    else int(np.prod(shape[1:], dtype=np.int64)))
+        draw = Draw(kind, low, high, ids, start)
+        index = np.asarray(self.choose(draw, shape))
         self.draws.append(draw)
         deps = np.empty(shape, dtype=object)
         flat = deps.reshape(-1)
@@ -423,9 +652,68 @@ class ReplayGenerator:
         low, high = operator.index(low), operator.index(high)
         return self._make("integers", low, high + 1 if endpoint else high, size)
 
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        """numpy's choice with replacement, made as numpy makes it: a
+        uniform integer index, or with ``p`` the uniform searched in the
+        normalised cumulative sums (``Generator.choice`` and
+        ``RandomState.choice`` alike)."""
+        if not replace or axis != 0:
+            raise ReplayRefused("rng.choice without replacement or along another axis")
+        pop = np.asarray(a)
+        n = operator.index(a) if pop.ndim == 0 else len(pop)
+        if p is None:
+            idx = self.integers(0, n, size)
+        else:
+            p = np.asarray(p, dtype=np.float64)
+            if p.ndim != 1 or p.size != n or (p < 0).any() or not np.isfinite(p).all() \
+                    or abs(p.sum() - 1.0) > math.sqrt(np.finfo(np.float64).eps):
+                raise ValueError("probabilities must be a 1-D array of non-negative numbers "
+                                 "summing to 1, one per choice")
+            cdf = p.cumsum()
+            cdf /= cdf[-1]
+            idx = _searchsorted(cdf, self.random(size), side="right")
+        if pop.ndim == 0:
+            return idx
+        idx = idx.settled("rng.choice")
+        return Traced(pop[idx.values], idx.deps)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        """``low + (high − low)·u`` on the ``random`` grid — numpy's own
+        formula, checked bit for bit against numpy on these bounds."""
+        low, high = float(low), float(high)
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise ReplayRefused("rng.uniform with bounds that are not finite numbers")
+        _check_uniform_formula(low, high)
+        return low + (high - low) * self.random(size)
+
     def __getattr__(self, name):
         raise ReplayRefused(f"the code draws from rng.{name}: only uniform draws "
-                            f"(rng.random, rng.integers) can be replayed exactly")
+                            f"(rng.random, rng.integers, rng.choice, rng.uniform) can be "
+                            f"replayed exactly")
+
+
+_UNIFORM_CHECKED: dict = {}
+# numpy's own classes, bound now: while the code is replayed their names
+# in numpy.random refuse
+_NUMPY_GENERATORS = ((lambda g, b: lambda s: g(b(s)))(np.random.Generator, np.random.PCG64),
+                     np.random.RandomState)
+
+
+def _check_uniform_formula(low: float, high: float) -> None:
+    """numpy's ``uniform`` is ``low + (high − low)·u`` in C; a build that
+    fused the multiply-add would round otherwise.  Checked once per bounds,
+    bit for bit, against both of numpy's generators on 256 draws of a fixed
+    seed."""
+    ok = _UNIFORM_CHECKED.get((low, high))
+    if ok is None:
+        ok = True
+        for make in _NUMPY_GENERATORS:
+            u = make(20261127).random(256)
+            ok &= bool(np.array_equal(make(20261127).uniform(low, high, 256),
+                                      low + (high - low) * u))
+        _UNIFORM_CHECKED[(low, high)] = ok
+    if not ok:
+        raise ReplayRefused("numpy's uniform does not round as low + (high - low)·u here")
 
 
 _SEAL = threading.Lock()
@@ -440,9 +728,11 @@ def _refuse_source(name: str):
 
 def _routes(gen: "ReplayGenerator") -> dict:
     """The global uniform draws of code written as one call per run, sent to
-    that run's replay generator: numpy's ``random``/``rand``/``randint``
-    and Python's ``random``/``randint``/``randrange`` (their grids are the
-    generator's: k/2^53, and uniform integers)."""
+    that run's replay generator: numpy's ``random``/``rand``/``randint``/
+    ``choice``/``uniform`` and Python's ``random``/``randint``/``randrange``/
+    ``uniform``/``choice`` (their grids are the generator's: k/2^53, and
+    uniform integers; ``uniform`` and ``choice`` made as their libraries
+    make them)."""
     def rand(*dims):
         return gen.random(dims or None)
 
@@ -457,11 +747,21 @@ def _routes(gen: "ReplayGenerator") -> dict:
     def py_random():
         return gen.random()
 
+    def py_uniform(a, b):
+        return a + (b - a) * gen.random()       # Python's own formula
+
+    def py_choice(seq):
+        if not len(seq):
+            raise IndexError("Cannot choose from an empty sequence")
+        return seq[gen.integers(0, len(seq))]
+
     return {(np.random, "random"): gen.random, (np.random, "random_sample"): gen.random,
             (np.random, "sample"): gen.random, (np.random, "rand"): rand,
-            (np.random, "randint"): randint, (_random, "random"): py_random,
+            (np.random, "randint"): randint, (np.random, "choice"): gen.choice,
+            (np.random, "uniform"): gen.uniform, (_random, "random"): py_random,
             (_random, "randint"): lambda a, b: gen.integers(a, b + 1),
-            (_random, "randrange"): randrange}
+            (_random, "randrange"): randrange, (_random, "uniform"): py_uniform,
+            (_random, "choice"): py_choice}
 
 
 @contextmanager
