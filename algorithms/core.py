@@ -282,6 +282,14 @@ class Learner(NamedTuple):
     # simulation calls it instead of init/act/feed; ``feedback`` is then
     # "stream" and ``point`` only says that numbers are observed.
     whole: Optional[Callable] = None
+    # One run of code written as one call or one object per run (a function
+    # or a class as written): ``one_run(losses (T, K), rng, seed) -> what
+    # that run outputs``, on a generator the caller gives; a seed parameter
+    # of the code receives ``seed`` (or ``rng`` itself where it takes a
+    # generator).  The exact replay (``algorithms.replay``) calls it with
+    # draws it chooses, and routes the code's global draws and the
+    # generators it builds from that seed to ``rng``.
+    one_run: Optional[Callable] = None
     # The values the learner releases this round besides its actions
     # (``released(state) -> (runs,)`` or ``(runs, d)``, NaN where nothing is
     # released), read after the round's last call.  It needs no noise law:

@@ -260,3 +260,93 @@ def scaled_coin(x, epsilon=1.0):
 k_randomized_response.claim_epsilon = 1.0
 buggy_k_randomized_response.claim_epsilon = 1.0
 scaled_coin.claim_epsilon = 1.0
+
+
+# ------------------------------------------------ the exponential mechanism
+def exponential_mechanism(x, rng, epsilon=1.0):
+    """The exponential mechanism over the answers as utilities (each moves by
+    at most 1 between neighbours): weights e^(ε·u/2), drawn with
+    ``rng.choice(p=...)``: ε-DP."""
+    w = np.exp(epsilon * np.asarray(x, dtype=float) / 2)
+    return int(rng.choice(len(w), p=w / w.sum()))
+
+
+def buggy_exponential_mechanism(x, rng, epsilon=1.0):
+    """The same without the 2 in the exponent: 2ε-DP at most, and more than ε
+    where every utility may move (3 answers in [0, 1], ε = 1: x = (1, 0, 0)
+    against (0, 1, 1) gives ln(e(1 + 2e)/(e + 2)) = 1.311 on the first)."""
+    w = np.exp(epsilon * np.asarray(x, dtype=float))
+    return int(rng.choice(len(w), p=w / w.sum()))
+
+
+for _f in (exponential_mechanism, buggy_exponential_mechanism):
+    _f.claim_epsilon = 1.0
+    _f.relation = "bounded-all"
+    _f.max_change = 1.0
+
+
+# --------------------------------- seeded generators, and classes replayed
+def seeded_randomized_response(x, seed, epsilon=1.0):
+    """Randomized response on a generator it builds from the integer seed it
+    is given (``np.random.default_rng(seed)``): ε-DP."""
+    rng = np.random.default_rng(seed)
+    bit = int(x[0] >= 0.5)
+    return bit if rng.random() < math.exp(epsilon) / (1 + math.exp(epsilon)) else 1 - bit
+
+
+def fixed_seed_randomized_response(x, epsilon=1.0):
+    """The same on a generator seeded with a constant: no randomness at
+    all from one call to the next."""
+    rng = np.random.RandomState(42)
+    bit = int(x[0] >= 0.5)
+    return bit if rng.random_sample() < math.exp(epsilon) / (1 + math.exp(epsilon)) else 1 - bit
+
+
+class StickyCoin:
+    """A two-armed bandit as people write it, on ``random.Random(seed)``:
+    it keeps the arm it played if its reward was at least 1/2, else
+    switches, and plays that arm with probability e^ε/(1 + e^ε), the other
+    otherwise (randomized response on one bit of the last reward).  A
+    changed round moves one such bit: ε-DP for the arms played."""
+
+    def __init__(self, n_arms, epsilon, seed=None):
+        self.rng = random.Random(seed)
+        self.keep = math.exp(epsilon) / (1 + math.exp(epsilon))
+        self.favourite = 0
+
+    def select_arm(self):
+        if self.rng.random() < self.keep:
+            return self.favourite
+        return 1 - self.favourite
+
+    def update(self, arm, reward):
+        self.favourite = arm if reward >= 0.5 else 1 - arm
+
+
+class BuggyStickyCoin(StickyCoin):
+    """The same, but the lie is a fair draw of either arm (the favourite
+    again half the time): P(favourite)/P(other) = 1 + 2e^ε, true ε
+    ln(1 + 2e^ε) = 1.862 at ε = 1."""
+
+    def select_arm(self):
+        if self.rng.random() < self.keep:
+            return self.favourite
+        return self.rng.randrange(2)
+
+
+class RandomizedResponseStream:
+    """A stream mechanism as a class: ``release(value)`` answers each
+    round's bit (value ≥ 1/2) by randomized response on numpy's global
+    state: ε-DP per round, and one round changes."""
+
+    def __init__(self, epsilon):
+        self.truth = math.exp(epsilon) / (1 + math.exp(epsilon))
+
+    def release(self, value):
+        bit = int(value >= 0.5)
+        return bit if np.random.rand() < self.truth else 1 - bit
+
+
+for _f in (seeded_randomized_response, fixed_seed_randomized_response, StickyCoin,
+           BuggyStickyCoin, RandomizedResponseStream):
+    _f.claim_epsilon = 1.0

@@ -20,9 +20,8 @@ per chunk of runs in its batched form ``f(x, rng, size) -> outputs``.
 Whatever it returns is observed (``algorithms.as_written.outputs``).  The
 function is called in the simulation through ``Learner.whole``: it sees
 the whole input at once, never a prefix.  A function called once per run
-with the tool's generator or the global ones also gets
-``Learner.whole.call_one(losses, rng)``: one call on a generator the exact
-replay chooses the draws of (``algorithms.replay``).
+also gets ``Learner.one_run(losses, rng, seed)``: one call on a generator
+the exact replay chooses the draws of (``algorithms.replay``).
 
 May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 ``algorithms.as_written``.
@@ -185,16 +184,17 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
     def unused(*args):
         raise RuntimeError("a mechanism function is simulated through Learner.whole")
 
-    if shape.size is None and not shape.int_seed:
-        def call_one(losses, rng):
-            """One run on ``rng`` (the exact replay's generator), its output
-            as the function returns it."""
+    one_run = None
+    if shape.size is None:
+        def one_run(losses, rng, seed):
+            """One call on ``rng`` (the exact replay's generator; an integer
+            seed parameter gets ``seed``), its output as the function
+            returns it."""
             kw = dict(kwargs)
             if shape.rng:
-                kw[shape.rng] = rng
+                kw[shape.rng] = seed if shape.int_seed else rng
             return fn(_input(losses), **kw)
-        whole.call_one = call_one
 
     point = (lambda state: None) if form.step.numbers else None
     return Learner(unused, unused, unused, form.step.n_codes, feedback="stream",
-                   point=point, whole=whole)
+                   point=point, whole=whole, one_run=one_run)

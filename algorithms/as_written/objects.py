@@ -25,7 +25,8 @@ parameter (``loss``/``cost`` → losses), else rewards.  A reward is
 the tool applies, so the audited losses stay in the claim's loss class.
 
 One object per run: ``init`` builds ``runs`` objects, ``act`` and ``feed``
-call each in turn.  Each run's randomness is its own
+call each in turn; ``Learner.one_run`` drives one object over a whole input
+(the exact replay's way in).  Each run's randomness is its own
 (``algorithms.as_written.capture``): a seed parameter gets a fresh
 integer (or the tool's generator, for ``rng``/``generator``), and numpy's
 and Python's global sources are routed to the run's own states.
@@ -36,6 +37,7 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass
 from typing import Optional
 
@@ -249,10 +251,36 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
                 raise _user_error(name, update, t, exc) from exc
         return {**state, "t": t + 1}
 
+    def one_run(losses, rng, run_seed):
+        """One object driven over ``losses`` (T, K) on ``rng`` (its seed
+        parameter gets ``rng`` or ``run_seed``), as ``init``/``act``/``feed``
+        drive each: what it outputs, round by round (the arms it plays, or
+        what it releases)."""
+        kw = dict(kwargs)
+        if seed:
+            kw[seed] = rng if seed_is_generator else run_seed
+        obj = cls(**kw)
+        choose = getattr(obj, select) if select else None
+        learn = getattr(obj, update)
+        outs = []
+        for row in np.asarray(losses, dtype=float):
+            if methods.kind == "stream":
+                outs.append(leaves(learn(float(row[0]) if row.size == 1 else row.copy())))
+                continue
+            arm = choose()
+            outs.append(arm)
+            if methods.kind == "bandit":
+                loss = float(row[operator.index(arm)])
+                learn(operator.index(arm), loss if methods.losses else hi + lo - loss)
+            else:
+                learn(row.copy() if methods.losses else hi + lo - row)
+        return outs
+
     numbers = methods.kind == "stream" and form is not None and form.numbers
     codes = (form.n_codes if form is not None else 1) if methods.kind == "stream" else n_arms
     return Learner(init, act, feed, codes, feedback=methods.kind,
-                   point=_numbers_of if numbers else None)
+                   point=_numbers_of if numbers else None,
+                   one_run=None if methods.advice else one_run)
 
 
 def _numbers_of(state):

@@ -31,8 +31,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from algorithms.replay.tracer import (RANDOM_GRID, ReplayGenerator, ReplayRefused, Traced,
-                                      conversions, empty_deps, sealed)
+from algorithms.replay.tracer import (RANDOM_GRID, REPLAY_SEED, ReplayGenerator, ReplayRefused,
+                                      RunGenerator, Traced, conversions, empty_deps, sealed)
 
 MAX_CELLS = 4096        # joint cells of one part (runs of one replay)
 MAX_STEPS = 24          # rounds of refinement before giving up
@@ -85,14 +85,19 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
 
 def _flatten(out, where: str) -> list:
     """(value, dependencies) of every number in one run's output: a number,
-    an array, or a tuple or list of them (nested), in order."""
+    None, an array, or a tuple, list or dict of them (nested; a dict by its
+    keys sorted), in order."""
     if isinstance(out, Traced):
         out = _not_a_draw(out)
         return list(zip(out.values.ravel().tolist(), out.deps.ravel().tolist()))
     if isinstance(out, (tuple, list)):
         return [x for item in out for x in _flatten(item, where)]
-    if isinstance(out, (dict, set)):
-        raise ReplayRefused(f"{where} returns a {type(out).__name__}")
+    if isinstance(out, dict):
+        return [x for k in sorted(out, key=repr) for x in _flatten(out[k], where)]
+    if out is None:
+        return [(None, 0)]
+    if isinstance(out, set):
+        raise ReplayRefused(f"{where} returns a set")
     v = np.asarray(out)
     if v.dtype == object:
         raise ReplayRefused(f"{where} returns values of type object")
@@ -106,29 +111,35 @@ def _not_a_draw(x: Traced) -> Traced:
 
 
 def _per_run_outputs(alg, losses, runs: int, assign: dict):
-    """Code called once per run (``Learner.whole.call_one``: a function as
-    written): each run on a replay generator of its own, numpy's and
-    Python's global uniform draws routed to it, and everything the run
-    turned into plain values (a branch on a comparison) counted among what
-    its whole output depends on.  (values, deps, labels, generators)."""
-    call_one = alg.learner.whole.call_one
+    """Code written one call or one object per run (``Learner.one_run``: a
+    function or a class as written): each run on a replay generator of its
+    own — numpy's and Python's global uniform draws, and the generators the
+    code builds unseeded or from the seed it is given, routed to it — and
+    everything the run turned into plain values (a branch on a comparison)
+    counted among what its whole output depends on.  (values, deps,
+    labels, generators)."""
+    one_run = alg.learner.one_run
     vals, deps, gens, first = [], [], [], 0
-    for r in range(runs):
-        gen = ReplayGenerator(_chooser(assign, runs, run=r), first_id=first,
-                              limit=MAX_RUN_DRAWS, one_run=True)
-        with sealed(route=gen), conversions() as seen:
-            out = _user(lambda: call_one(losses, gen))
-            flat = _flatten(out, "the function")
-            extra = seen()
-        first = gen._next
-        gens.append(gen)
-        vals.append([v for v, _ in flat])
-        deps.append([int(d) | extra for _, d in flat])
+    current = RunGenerator()
+    with sealed(route=current, seed=REPLAY_SEED):
+        for r in range(runs):
+            gen = current.gen = ReplayGenerator(_chooser(assign, runs, run=r), first_id=first,
+                                                limit=MAX_RUN_DRAWS, one_run=True)
+            with conversions() as seen:
+                out = _user(lambda: one_run(losses, gen, REPLAY_SEED))
+                flat = _flatten(out, "the code")
+                extra = seen()
+            first = gen._next
+            gens.append(gen)
+            vals.append([v for v, _ in flat])
+            deps.append([int(d) | extra for _, d in flat])
     if len({len(v) for v in vals}) != 1:
-        raise ReplayRefused("the function returns outputs of different sizes on different "
-                            "draws")
+        raise ReplayRefused("the code returns outputs of different sizes on different draws")
     m = len(vals[0])
-    labels = tuple(f"value[{j}]" if m > 1 else "value" for j in range(m))
+    if alg.learner.feedback in ("bandit", "full") and m == losses.shape[0]:
+        labels = tuple(f"round {t + 1} code" for t in range(m))     # the arm or expert played
+    else:
+        labels = tuple(f"value[{j}]" if m > 1 else "value" for j in range(m))
     values = np.empty((runs, m), dtype=object)
     dep = np.empty((runs, m), dtype=object)
     for r in range(runs):
@@ -163,10 +174,16 @@ def _batch(alg, losses, runs: int, assign: dict, scope: str):
 
 
 def per_run(alg) -> bool:
-    """Whether the mechanism is a function called once per run (as written)
-    that the replay can call itself."""
-    whole = alg.learner.whole
-    return whole is not None and getattr(whole, "call_one", None) is not None
+    """Whether the mechanism is code written one call or one object per run
+    (as written) that the replay can run itself."""
+    return alg.learner.one_run is not None
+
+
+def _replayable(alg) -> bool:
+    """Code the replay knows how to run: one call or object per run, or a
+    stream mechanism's init/feed/act over all runs."""
+    learner = alg.learner
+    return per_run(alg) or (learner.reads_first and learner.whole is None)
 
 
 def _element_of(gens, runs: int) -> dict:
@@ -261,10 +278,9 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
     ``scope`` "transcript" adds the released values, "codes" leaves out the
     numbers.  Raises ``ReplayRefused`` where the code cannot be replayed
     exactly."""
-    learner = alg.learner
-    if not learner.reads_first or (learner.whole is not None and not per_run(alg)):
-        raise ReplayRefused("only mechanisms over a stream of answers, written as init/feed/act "
-                            "or as a function called once per run, are replayed")
+    if not _replayable(alg):
+        raise ReplayRefused("only mechanisms over a stream of answers written as init/feed/act, "
+                            "and code written one call or one object per run, are replayed")
     losses = np.asarray(losses, dtype=float)
     plan = None             # (parts, elems, cells per element of each part)
     for step in range(MAX_STEPS):
@@ -410,10 +426,9 @@ _APPLIES: dict = {}      # id(alg) -> (alg, whether the replay follows it)
 def replay_applies(alg) -> bool:
     """Whether the replay follows ``alg``'s code on its domain's midpoint
     (kept per algorithm object): a stream mechanism written as
-    init/feed/act, or as a function called once per run, whose draws are
-    uniform and only compared."""
-    learner = alg.learner
-    if not learner.reads_first or (learner.whole is not None and not per_run(alg)):
+    init/feed/act, or code written one call or one object per run, whose
+    draws are uniform and used as the tracer allows."""
+    if not _replayable(alg):
         return False
     kept = _APPLIES.get(id(alg))
     if kept is not None and kept[0] is alg:

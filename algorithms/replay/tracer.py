@@ -52,6 +52,10 @@ import numpy as np
 
 RANDOM_GRID = 2 ** 53       # rng.random() returns k / 2^53, k uniform on [0, 2^53)
 MAX_VALUES = 4096           # values a draw's own value may take where it is used as a value
+# The seed handed to code that takes one, while it is replayed: generators
+# it builds from exactly this seed draw from the replay (any other seed is
+# randomness the replay does not choose).
+REPLAY_SEED = 0x5EED_2E91_A7ED
 _CMP = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">=",
         np.equal: "==", np.not_equal: "!="}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
@@ -726,13 +730,68 @@ def _refuse_source(name: str):
     return refused
 
 
-def _routes(gen: "ReplayGenerator") -> dict:
-    """The global uniform draws of code written as one call per run, sent to
-    that run's replay generator: numpy's ``random``/``rand``/``randint``/
-    ``choice``/``uniform`` and Python's ``random``/``randint``/``randrange``/
-    ``uniform``/``choice`` (their grids are the generator's: k/2^53, and
-    uniform integers; ``uniform`` and ``choice`` made as their libraries
-    make them)."""
+class _Facade:
+    """A generator object the code builds (``np.random.RandomState()``,
+    ``random.Random(seed)``), its uniform draws routed to the replay's
+    generator; any other method refuses, naming it."""
+
+    def __init__(self, what: str, methods: dict):
+        self._what, self._methods = what, methods
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self._methods[name]
+        except KeyError:
+            raise ReplayRefused(f"the code draws from {self._what}.{name}: only uniform draws "
+                                f"can be replayed exactly") from None
+
+
+class _RoutedBits:
+    """A bit generator the code builds from the replay's seed; a
+    ``np.random.Generator`` of it is the replay's generator."""
+
+
+class RunGenerator:
+    """The replay generator of the run being called (``gen``, set by the
+    caller run by run), and ``proxy``, which forwards every draw to it:
+    routes are installed once for a batch of runs."""
+
+    def __init__(self):
+        self.gen = None
+        outer = self
+
+        class _Proxy:
+            def __getattr__(self, name):
+                return getattr(outer.gen, name)
+        self.proxy = _Proxy()
+
+
+def _routes(run: "RunGenerator", seed) -> dict:
+    """The draws of code written as one call or one object per run, sent to
+    that run's replay generator: numpy's global ``random``/``rand``/
+    ``randint``/``choice``/``uniform`` and Python's ``random``/``randint``/
+    ``randrange``/``uniform``/``choice`` (their grids are the generator's:
+    k/2^53, and uniform integers; ``uniform`` and ``choice`` made as their
+    libraries make them), and the generators the code builds unseeded or
+    from ``seed`` (``default_rng``, ``RandomState``, ``Generator(PCG64(…))``,
+    ``random.Random``), as do ``np.random.seed``/``random.seed`` with them;
+    a generator built from any other seed refuses."""
+    gen = run.proxy
+
+    def ours(s) -> bool:
+        return s is None or s is run.gen or (isinstance(s, (int, np.integer))
+                                              and not isinstance(s, bool) and int(s) == seed)
+
+    def seeded(name, make):
+        def build(s=None, *args, **kwargs):
+            if not ours(s) or args or kwargs:
+                raise ReplayRefused(f"the code builds {name} from a seed of its own: randomness "
+                                    f"the replay does not choose")
+            return make()
+        return build
+
     def rand(*dims):
         return gen.random(dims or None)
 
@@ -744,9 +803,6 @@ def _routes(gen: "ReplayGenerator") -> dict:
             raise ReplayRefused("random.randrange with a step")
         return gen.integers(0, start) if stop is None else gen.integers(start, stop)
 
-    def py_random():
-        return gen.random()
-
     def py_uniform(a, b):
         return a + (b - a) * gen.random()       # Python's own formula
 
@@ -755,23 +811,53 @@ def _routes(gen: "ReplayGenerator") -> dict:
             raise IndexError("Cannot choose from an empty sequence")
         return seq[gen.integers(0, len(seq))]
 
-    return {(np.random, "random"): gen.random, (np.random, "random_sample"): gen.random,
-            (np.random, "sample"): gen.random, (np.random, "rand"): rand,
-            (np.random, "randint"): randint, (np.random, "choice"): gen.choice,
-            (np.random, "uniform"): gen.uniform, (_random, "random"): py_random,
-            (_random, "randint"): lambda a, b: gen.integers(a, b + 1),
-            (_random, "randrange"): randrange, (_random, "uniform"): py_uniform,
-            (_random, "choice"): py_choice}
+    def reseed(name):
+        def reseed_(s=None, *args, **kwargs):
+            if not ours(s):
+                raise ReplayRefused(f"the code seeds {name} with a seed of its own: randomness "
+                                    f"the replay does not choose")
+        return reseed_
+
+    def late(name):         # the run's generator is looked up at each draw
+        return lambda *args, **kwargs: getattr(run.gen, name)(*args, **kwargs)
+
+    legacy = {"random": late("random"), "random_sample": late("random"),
+              "sample": late("random"), "rand": rand, "randint": randint,
+              "choice": late("choice"), "uniform": late("uniform")}
+    python = {"random": lambda: gen.random(), "randint": lambda a, b: gen.integers(a, b + 1),
+              "randrange": randrange, "uniform": py_uniform, "choice": py_choice}
+
+    def generator(bits=None, *args, **kwargs):
+        if not isinstance(bits, _RoutedBits) or args or kwargs:
+            raise ReplayRefused("the code builds np.random.Generator on a bit generator the "
+                                "replay does not choose")
+        return run.gen
+
+    routes = {(np.random, k): v for k, v in legacy.items()}
+    routes.update({(_random, k): v for k, v in python.items()})
+    routes.update({
+        (np.random, "default_rng"): seeded("np.random.default_rng", lambda: gen),
+        (np.random, "RandomState"): seeded("np.random.RandomState",
+                                           lambda: _Facade("RandomState", legacy)),
+        (np.random, "Generator"): generator,
+        (np.random, "seed"): reseed("np.random.seed"),
+        (_random, "Random"): seeded("random.Random", lambda: _Facade("random.Random", python)),
+        (_random, "seed"): reseed("random.seed")})
+    for bits in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
+        routes[(np.random, bits)] = seeded(f"np.random.{bits}", _RoutedBits)
+    return routes
 
 
 @contextmanager
-def sealed(route: "ReplayGenerator | None" = None):
+def sealed(route: "RunGenerator | None" = None, seed=None):
     """While the code is replayed, every other source of randomness it could
     reach by name — numpy's global functions and generator constructors,
     Python's ``random`` — refuses (``ReplayRefused``): a draw the replay
     does not choose would make a chosen cell's output a matter of chance.
-    With ``route`` (code called one run at a time), their uniform draws go
-    to that run's replay generator instead (``_routes``).  (What is out of
+    With ``route`` (code called one run at a time), their uniform draws, and
+    the generators the code builds unseeded or from ``seed``, go to the
+    replay generator of the run being called (``route.gen``) instead
+    (``_routes``).  (What is out of
     reach here, e.g. ``os.urandom``, the law's final check catches: the
     same draws in another run order must give the same outputs.)"""
     targets = [(np.random, n) for n in dir(np.random)
@@ -779,7 +865,7 @@ def sealed(route: "ReplayGenerator | None" = None):
     targets += [(_random, n) for n in dir(_random)
                 if not n.startswith("_") and callable(getattr(_random, n))
                 and n not in ("getstate", "setstate")]
-    routes = _routes(route) if route is not None else {}
+    routes = _routes(route, seed) if route is not None else {}
     with _SEAL:
         saved = [(mod, n, getattr(mod, n)) for mod, n in targets]
         # A global function imported by name before the audit is not
