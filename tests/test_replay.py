@@ -604,3 +604,21 @@ def test_a_stream_mechanism_class_is_replayed():
     a = np.array([[0.0], [1.0], [0.0]])
     b = np.array([[1.0], [1.0], [0.0]])
     assert abs(pair_epsilon(output_law(alg, a), output_law(alg, b)).epsilon - 1.0) < 1e-9
+
+
+def test_two_generators_from_the_given_seed_are_refused():
+    """Two generators built from one seed draw the same numbers: replaying
+    them as independent would misstate the law, so the second is refused."""
+    def twice(x, seed):
+        u = np.random.default_rng(seed).random()
+        v = np.random.RandomState(seed).random_sample()
+        return int(u < 0.5) + int(v < 0.5)
+
+    def one_run(losses, rng, seed):
+        return twice(losses[:, 0], seed)
+    learner = Learner(None, None, None, 3, feedback="stream", whole=lambda *a: None,
+                      one_run=one_run)
+    alg = Algorithm("twice", learner, Claim(1.0, 0.0, "actions", "test"), 1, 1, {},
+                    loss_range=(0.0, 1.0))
+    with pytest.raises(ReplayRefused, match="same numbers"):
+        output_law(alg, np.zeros((1, 1)))

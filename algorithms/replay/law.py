@@ -38,6 +38,7 @@ MAX_CELLS = 4096        # joint cells of one part (runs of one replay)
 MAX_STEPS = 24          # rounds of refinement before giving up
 MAX_RUN_DRAWS = 10_000  # draw elements of one run of a function (a loop on draws ends)
 MAX_BATCH_DRAWS = 10 ** 7   # draw elements of one replay of init/feed/act
+MAX_RUN_ROUNDS = 100_000    # runs × rounds of one replay of code called run by run
 
 
 @dataclass
@@ -288,6 +289,10 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
         runs = max(counts)
         if runs > MAX_CELLS:
             raise ReplayRefused(f"more than {MAX_CELLS} joint cells in one part of the output")
+        if per_run(alg) and runs * losses.shape[0] > MAX_RUN_ROUNDS:
+            # one Python call (or more) a run and round: bounded work, whatever the horizon
+            raise ReplayRefused(f"{runs} joint cells over {losses.shape[0]} rounds: more than "
+                                f"{MAX_RUN_ROUNDS} run-rounds of the code in one replay")
         assign: dict = {}
         if plan:
             for elems, cells, n in zip(plan[1], plan[2], counts):

@@ -623,6 +623,7 @@ class ReplayGenerator:
         self.limit = limit
         self.one_run = one_run
         self._taken: dict = {}          # draws of each kind per run so far
+        self.from_seed = 0              # generators the run's code built from its seed
 
     def _make(self, kind, low, high, size):
         shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
@@ -780,13 +781,25 @@ def _routes(run: "RunGenerator", seed) -> dict:
     a generator built from any other seed refuses."""
     gen = run.proxy
 
-    def ours(s) -> bool:
-        return s is None or s is run.gen or (isinstance(s, (int, np.integer))
-                                              and not isinstance(s, bool) and int(s) == seed)
+    def ours(s, name) -> bool:
+        """Whether a generator built (or a state seeded) from ``s`` is the
+        replay's: unseeded, the run's generator itself, or the seed handed
+        to the code — once: two generators from one seed draw the same
+        numbers, which the replay's independent draws would misstate."""
+        if s is None or s is run.gen:
+            return True
+        if not (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and int(s) == seed):
+            return False
+        run.gen.from_seed += 1
+        if run.gen.from_seed > 1:
+            raise ReplayRefused(f"the code seeds {name} with the seed it was given after "
+                                f"seeding another generator with it: the two would draw the "
+                                f"same numbers")
+        return True
 
     def seeded(name, make):
         def build(s=None, *args, **kwargs):
-            if not ours(s) or args or kwargs:
+            if args or kwargs or not ours(s, name):
                 raise ReplayRefused(f"the code builds {name} from a seed of its own: randomness "
                                     f"the replay does not choose")
             return make()
@@ -813,7 +826,7 @@ def _routes(run: "RunGenerator", seed) -> dict:
 
     def reseed(name):
         def reseed_(s=None, *args, **kwargs):
-            if not ours(s):
+            if not ours(s, name):
                 raise ReplayRefused(f"the code seeds {name} with a seed of its own: randomness "
                                     f"the replay does not choose")
         return reseed_
