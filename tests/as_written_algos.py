@@ -350,3 +350,27 @@ class RandomizedResponseStream:
 for _f in (seeded_randomized_response, fixed_seed_randomized_response, StickyCoin,
            BuggyStickyCoin, RandomizedResponseStream):
     _f.claim_epsilon = 1.0
+
+
+# ------------------------------- the generator first, as DP testers write it
+def prng_first_noisy_max(prng, queries, epsilon=1.0):
+    """Report noisy max in a DP tester's benchmark signature (the generator
+    before the answers): Laplace(2/ε) on each answer, the index of the
+    largest released: ε-DP when every answer moves by at most 1."""
+    noisy = np.asarray(queries, dtype=float) + prng.laplace(scale=2.0 / epsilon,
+                                                            size=len(queries))
+    return int(np.argmax(noisy))
+
+
+def prng_first_noisy_max_value(prng, queries, epsilon=1.0):
+    """The same releasing the noisy maximum itself (exponential noise, as in
+    the testers' incorrect variant): not ε-DP for any finite ε."""
+    noisy = np.asarray(queries, dtype=float) + prng.exponential(scale=2.0 / epsilon,
+                                                                size=len(queries))
+    return float(noisy.max())
+
+
+for _f in (prng_first_noisy_max, prng_first_noisy_max_value):
+    _f.claim_epsilon = 1.0
+    _f.relation = "bounded-all"
+    _f.max_change = 1.0

@@ -250,3 +250,25 @@ expect = "violation"
     assert "UniformArms" in out and "buggy_laplace_stream" in out
     result = assert_private(f"{MOD}:UniformArms", claim_epsilon=0.1, trials=4000, horizon=5)
     assert result.epsilon_lower_bound <= 0.1
+
+
+def test_a_function_taking_its_generator_first():
+    """``f(prng, queries, epsilon)``, the signature of DP testers'
+    benchmarks: the input is the parameter after the generator, passed by
+    name, the generator the tool's; the correct noisy max is consistent at
+    99.9 % (a false violation has probability at most 0.001) and the one
+    releasing its noisy maximum under exponential noise a violation (true
+    ε ∞: a maximum below the other side's smallest possible one has
+    probability 0 there)."""
+    from algorithms.as_written.functions import looks_like_mechanism, shape_of
+    from tests import as_written_algos as m
+    assert looks_like_mechanism(m.prng_first_noisy_max)
+    shape = shape_of(m.prng_first_noisy_max, "f")
+    assert (shape.input, shape.rng, shape.rng_first) == ("queries", "prng", True)
+    assert shape.describe() == "f(prng, queries), one call per run"
+    from audit.engine.audit import audit_algorithm
+    for fn, verdict in (("prng_first_noisy_max", "consistent"),
+                        ("prng_first_noisy_max_value", "violation")):
+        alg = build(f"{MOD}:{fn}", horizon=3)
+        r = audit_algorithm(alg, trials=5000, confidence=0.999, modes=["black-box"])
+        assert r.verdict == verdict, (fn, r.epsilon_lower_bound)

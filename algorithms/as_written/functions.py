@@ -4,7 +4,9 @@ per chunk of runs in its batched form ``f(x, rng, size) -> outputs``.
 
 * ``x`` is the input: the T values (``--horizon``, one per "round") as a
   1-D array, or a (T, K) array when each has K coordinates; a fresh copy
-  each call, so the function may change it.
+  each call, so the function may change it.  It is the first parameter,
+  or the second after a generator (``f(prng, queries, epsilon)``, as
+  DP testers' benchmarks write them).
 * the generator parameter (the second positional one, or one named
   ``rng``, ``generator``, ``seed``, ``random_state``): the tool's
   generator, or, for ``seed``/``random_state``, a fresh integer per run.
@@ -50,27 +52,38 @@ PROBE_STREAM = 0xF0CA1
 @dataclass(frozen=True)
 class Shape:
     """How the function is called: its input parameter, its generator
-    parameter (or None) and whether that takes an integer, and its size
-    parameter (batched form) or None."""
+    parameter (or None) and whether that takes an integer, its size
+    parameter (batched form) or None, and whether the generator comes
+    first (``f(prng, x)``)."""
 
     input: str
     rng: Optional[str]
     int_seed: bool
     size: Optional[str]
+    rng_first: bool = False
 
     def describe(self) -> str:
         args = [self.input] + ([self.rng] if self.rng else []) + ([self.size] if self.size
                                                                   else [])
+        if self.rng_first:
+            args[:2] = args[1::-1]
         form = "batched: one call per chunk of runs" if self.size else "one call per run"
         return f"f({', '.join(args)}), {form}"
 
 
+def _generator_first(positional) -> bool:
+    """``f(prng, x, …)``: a generator parameter first, then the input."""
+    return (len(positional) > 1 and positional[0].name in SEED_SPELLINGS + ("prng",)
+            and positional[1].default is inspect.Parameter.empty)
+
+
 def looks_like_mechanism(fn) -> bool:
-    """Whether ``fn`` reads like ``f(x, rng)`` rather than a factory: its
-    first parameter is its input (not a size, privacy or seed parameter),
-    and it names a generator (``rng``, ``generator``, ``seed``,
-    ``random_state``, ``prng``) or a batch size, or takes nothing else it
-    requires (``f(x)`` drawing from ``np.random``)."""
+    """Whether ``fn`` reads like ``f(x, rng)`` (or ``f(prng, x)``) rather than
+    a factory: its first parameter (after a leading generator) is its input
+    (not a size, privacy or seed parameter), and it names a generator
+    (``rng``, ``generator``, ``seed``, ``random_state``, ``prng``) or a
+    batch size, or takes nothing else it requires (``f(x)`` drawing from
+    ``np.random``)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -78,6 +91,8 @@ def looks_like_mechanism(fn) -> bool:
     kinds = inspect.Parameter
     positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY,
                                                   kinds.POSITIONAL_OR_KEYWORD)]
+    if _generator_first(positional):
+        positional = positional[1:]
     if not positional or positional[0].default is not kinds.empty:
         return False
     slot_names = {s for spellings in SPELLINGS.values() for s in spellings}
@@ -104,6 +119,12 @@ def shape_of(fn, where: str) -> Shape:
                          f"f(x, rng) -> output")
     names = [p.name for p in params]
     size = next((n for n in SIZE_NAMES if n in names), None)
+    if _generator_first(positional):
+        if positional[0].kind is kinds.POSITIONAL_ONLY:
+            raise ValueError(f"{where}: a generator parameter before the input must be "
+                             f"passable by name")
+        rng = positional[0].name
+        return Shape(positional[1].name, rng, rng in INT_SEEDS, size, rng_first=True)
     rng = next((n for n in SEED_SPELLINGS + ("prng",) if n in names
                 and n != positional[0].name), None)
     slot_names = {s for spellings in SPELLINGS.values() for s in spellings}
@@ -113,6 +134,12 @@ def shape_of(fn, where: str) -> Shape:
                 and second.default is kinds.empty:
             rng = second.name
     return Shape(positional[0].name, rng, rng in INT_SEEDS, size)
+
+
+def _call(fn, shape: Shape, x: np.ndarray, kw: dict):
+    """``fn`` on the input ``x`` and the keywords ``kw``: the input by
+    position when it comes first, else by name (after the generator)."""
+    return fn(**{shape.input: x}, **kw) if shape.rng_first else fn(x, **kw)
 
 
 def split_batch(out, runs: int, where: str) -> list:
@@ -151,14 +178,14 @@ def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
                 kw[shape.size] = runs
                 if shape.rng:
                     kw[shape.rng] = int(ints[0]) if shape.int_seed else rng
-                return split_batch(fn(_input(losses), **kw), runs, where)
+                return split_batch(_call(fn, shape, _input(losses), kw), runs, where)
             outs = []
             kw = dict(kwargs)
             for i in range(runs):
                 set_run(i)
                 if shape.rng:
                     kw[shape.rng] = int(ints[i]) if shape.int_seed else rng
-                outs.append(fn(_input(losses), **kw))
+                outs.append(_call(fn, shape, _input(losses), kw))
             return outs
         except UserCodeError:
             raise
@@ -193,7 +220,7 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
             kw = dict(kwargs)
             if shape.rng:
                 kw[shape.rng] = seed if shape.int_seed else rng
-            return fn(_input(losses), **kw)
+            return _call(fn, shape, _input(losses), kw)
 
     point = (lambda state: None) if form.step.numbers else None
     return Learner(unused, unused, unused, form.step.n_codes, feedback="stream",
