@@ -374,3 +374,24 @@ for _f in (prng_first_noisy_max, prng_first_noisy_max_value):
     _f.claim_epsilon = 1.0
     _f.relation = "bounded-all"
     _f.max_change = 1.0
+
+
+def prng_first_sparse_vector(prng, queries, epsilon, N, T):
+    """A sparse vector as DP testers' benchmarks write it: threshold ``T``,
+    cutoff ``N`` (names the tool otherwise reads as the horizon and the
+    number of experts)."""
+    out, above = [], 0
+    noisy_threshold = T + prng.laplace(scale=2.0 / epsilon)
+    for q in queries:
+        if q + prng.laplace(scale=4.0 * N / epsilon) >= noisy_threshold:
+            out.append(True)
+            above += 1
+            if above >= N:
+                break
+        else:
+            out.append(False)
+    return out
+
+
+prng_first_sparse_vector.relation = "bounded-all"
+prng_first_sparse_vector.max_change = 1.0

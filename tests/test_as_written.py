@@ -272,3 +272,17 @@ def test_a_function_taking_its_generator_first():
         alg = build(f"{MOD}:{fn}", horizon=3)
         r = audit_algorithm(alg, trials=5000, confidence=0.999, modes=["black-box"])
         assert r.verdict == verdict, (fn, r.epsilon_lower_bound)
+
+
+def test_a_functions_own_T_and_N_are_set_with_param():
+    """A function's threshold ``T`` and cutoff ``N`` are its own parameters
+    when ``--param`` sets them (its input carries its length): the horizon
+    stays the flag's, and a required ``N`` no flag gives is asked for by
+    name."""
+    with pytest.raises(ValueError, match="needs 'N': pass --param N=VALUE"):
+        build(f"{MOD}:prng_first_sparse_vector", horizon=4, epsilon=1.0)
+    alg = build(f"{MOD}:prng_first_sparse_vector", horizon=4, epsilon=1.0,
+                params={"T": 0.5, "N": 1})
+    assert alg.horizon == 4 and alg.params["T"] == 0.5 and alg.params["N"] == 1
+    tr = simulate(alg, np.zeros((4, 1)), 50, np.random.default_rng(0))
+    assert tr.actions.shape == (50, 4)
