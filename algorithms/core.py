@@ -290,6 +290,10 @@ class Learner(NamedTuple):
     # draws it chooses, and routes the code's global draws and the
     # generators it builds from that seed to ``rng``.
     one_run: Optional[Callable] = None
+    # The same for code written batched (a function with a size parameter):
+    # ``one_batch(losses, rng, runs, seed) -> outputs of runs runs, the runs
+    # axis first`` (an array or a tuple of arrays).
+    one_batch: Optional[Callable] = None
     # The values the learner releases this round besides its actions
     # (``released(state) -> (runs,)`` or ``(runs, d)``, NaN where nothing is
     # released), read after the round's last call.  It needs no noise law:

@@ -395,3 +395,27 @@ def prng_first_sparse_vector(prng, queries, epsilon, N, T):
 
 prng_first_sparse_vector.relation = "bounded-all"
 prng_first_sparse_vector.max_change = 1.0
+
+
+# -------------------------- batched, on numpy's global state, as DP-Sniper writes
+def batched_k_randomized_response(x, n_samples, epsilon=1.0, categories=4):
+    """k-ary randomized response for ``n_samples`` runs at once: the truth
+    with probability e^ε/(e^ε + k − 1), else one of the others drawn
+    uniformly (``np.random.uniform`` and ``np.random.randint``): ε-DP."""
+    k = categories
+    true = _category(x, k)
+    keep = np.random.uniform(size=n_samples) < math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    other = np.random.randint(0, k - 1, size=n_samples)
+    return np.where(keep, true, other + (other >= true))
+
+
+def buggy_batched_k_randomized_response(x, n_samples, epsilon=1.0, categories=4):
+    """The same lying among all k categories: true ε ln(1 + 4e/3) = 1.531."""
+    k = categories
+    true = _category(x, k)
+    keep = np.random.uniform(size=n_samples) < math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    return np.where(keep, true, np.random.randint(0, k, size=n_samples))
+
+
+batched_k_randomized_response.claim_epsilon = 1.0
+buggy_batched_k_randomized_response.claim_epsilon = 1.0

@@ -622,3 +622,17 @@ def test_two_generators_from_the_given_seed_are_refused():
                     loss_range=(0.0, 1.0))
     with pytest.raises(ReplayRefused, match="same numbers"):
         output_law(alg, np.zeros((1, 1)))
+
+
+def test_a_batched_function_on_numpys_global_state_is_replayed():
+    """``f(x, n_samples)`` drawing ``np.random.uniform(size=n)`` and
+    ``np.random.randint(…, size=n)`` for all runs at once, as DP testers'
+    benchmarks write mechanisms: replayed over the runs axis, exact ε 1
+    (its claim) for k-ary randomized response and ln(1 + 4e/3) for the
+    one lying among all k categories."""
+    for fn, want in (("batched_k_randomized_response", 1.0),
+                     ("buggy_batched_k_randomized_response", math.log(1 + 4 * math.e / 3))):
+        alg = build(f"{FN}:{fn}", horizon=1)
+        assert replay_applies(alg), fn
+        la, lb = output_law(alg, np.array([[0.0]])), output_law(alg, np.array([[1.0]]))
+        assert abs(pair_epsilon(la, lb).epsilon - want) < 1e-9, fn

@@ -22,8 +22,9 @@ per chunk of runs in its batched form ``f(x, rng, size) -> outputs``.
 Whatever it returns is observed (``algorithms.as_written.outputs``).  The
 function is called in the simulation through ``Learner.whole``: it sees
 the whole input at once, never a prefix.  A function called once per run
-also gets ``Learner.one_run(losses, rng, seed)``: one call on a generator
-the exact replay chooses the draws of (``algorithms.replay``).
+also gets ``Learner.one_run(losses, rng, seed)``, a batched one
+``Learner.one_batch(losses, rng, runs, seed)``: one call on a generator the
+exact replay chooses the draws of (``algorithms.replay``).
 
 May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 ``algorithms.as_written``.
@@ -222,6 +223,18 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
                 kw[shape.rng] = seed if shape.int_seed else rng
             return _call(fn, shape, _input(losses), kw)
 
+    one_batch = None
+    if shape.size is not None:
+        def one_batch(losses, rng, runs, seed):
+            """One call for ``runs`` runs on ``rng`` (an integer seed
+            parameter gets ``seed``), its outputs as the function returns
+            them."""
+            kw = dict(kwargs)
+            kw[shape.size] = runs
+            if shape.rng:
+                kw[shape.rng] = seed if shape.int_seed else rng
+            return _call(fn, shape, _input(losses), kw)
+
     point = (lambda state: None) if form.step.numbers else None
     return Learner(unused, unused, unused, form.step.n_codes, feedback="stream",
-                   point=point, whole=whole, one_run=one_run)
+                   point=point, whole=whole, one_run=one_run, one_batch=one_batch)

@@ -165,13 +165,45 @@ def _batch(alg, losses, runs: int, assign: dict, scope: str):
     """One replay of ``runs`` runs with the draws ``assign`` chooses:
     (values (runs, m), deps (runs, m), labels, [(run or None, generator)])
     — a stream mechanism's init/feed/act on one generator with the runs
-    axis first, or a function called once per run."""
+    axis first, a batched function likewise, or code written one call or
+    one object per run."""
     if per_run(alg):
         return _per_run_outputs(alg, losses, runs, assign)
     rng = ReplayGenerator(_chooser(assign, runs), limit=MAX_BATCH_DRAWS)
+    if alg.learner.one_batch is not None:
+        current = RunGenerator()
+        current.gen = rng
+        with sealed(route=current, seed=REPLAY_SEED):
+            values, deps, labels = _user(lambda: _batched_outputs(alg, losses, runs, rng))
+        return values, deps, labels, [(None, rng)]
     with sealed():
         values, deps, labels = _user(lambda: _outputs(alg, losses, runs, rng, scope))
     return values, deps, labels, [(None, rng)]
+
+
+def _batched_outputs(alg, losses, runs: int, rng):
+    """A batched function's outputs of ``runs`` runs: arrays with the runs
+    axis first (or a tuple of them); (values (runs, m), deps, labels)."""
+    out = alg.learner.one_batch(losses, rng, runs, REPLAY_SEED)
+    vals, deps = [], []
+    for a in out if isinstance(out, tuple) else (out,):
+        if isinstance(a, Traced):
+            a = _not_a_draw(a)
+            v, d = a.values, a.deps
+        elif isinstance(a, list):
+            raise ReplayRefused("the batched function returns a list: the replay reads arrays "
+                                "with the runs axis first")
+        else:
+            v = np.asarray(a)
+            d = empty_deps(v.shape)
+        if v.dtype == object or v.ndim == 0 or v.shape[0] != runs:
+            raise ReplayRefused(f"the batched function's output has no runs axis first "
+                                f"(shape {v.shape})")
+        vals.append(v.reshape(runs, -1).astype(object))
+        deps.append(d.reshape(runs, -1))
+    values, dep = np.concatenate(vals, axis=1), np.concatenate(deps, axis=1)
+    m = values.shape[1]
+    return values, dep, tuple(f"value[{j}]" if m > 1 else "value" for j in range(m))
 
 
 def per_run(alg) -> bool:
@@ -184,7 +216,8 @@ def _replayable(alg) -> bool:
     """Code the replay knows how to run: one call or object per run, or a
     stream mechanism's init/feed/act over all runs."""
     learner = alg.learner
-    return per_run(alg) or (learner.reads_first and learner.whole is None)
+    return (per_run(alg) or learner.one_batch is not None
+            or (learner.reads_first and learner.whole is None))
 
 
 def _element_of(gens, runs: int) -> dict:
