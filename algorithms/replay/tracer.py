@@ -846,6 +846,8 @@ def _routes(run: "RunGenerator", seed) -> dict:
                                 "replay does not choose")
         return run.gen
 
+    legacy["seed"] = reseed("RandomState.seed")
+    python["seed"] = reseed("random.Random.seed")
     routes = {(np.random, k): v for k, v in legacy.items()}
     routes.update({(_random, k): v for k, v in python.items()})
     routes.update({
