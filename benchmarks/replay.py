@@ -13,9 +13,11 @@ included, 2 000 runs a side: the exact figure does not depend on the
 budget).
 
     python benchmarks/replay.py
+    python benchmarks/replay.py --only "scaled coin,sticky coin"
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import sys
@@ -71,9 +73,15 @@ CASES = {
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated parts of the case names to run "
+                    "(default: all)")
+    only = [w.strip() for w in ap.parse_args().only.split(",") if w.strip()]
     print(f"{'mechanism':34s} {'written as':42s} {'replayed ε':>11s} {'closed form':>11s} "
           f"{'|diff|':>8s} {'cells':>6s} {'laws s':>7s} {'audit s':>8s}")
     for name, (attr, T, eps, (a, b), want, how) in CASES.items():
+        if only and not any(w in name for w in only):
+            continue
         alg = build(f"{M}:{attr}", horizon=T, epsilon=eps)
         t0 = time.perf_counter()
         la, lb = output_law(alg, a), output_law(alg, b)

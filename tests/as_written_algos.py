@@ -419,3 +419,12 @@ def buggy_batched_k_randomized_response(x, n_samples, epsilon=1.0, categories=4)
 
 batched_k_randomized_response.claim_epsilon = 1.0
 buggy_batched_k_randomized_response.claim_epsilon = 1.0
+
+
+def sparse_vector_with_defaults(prng, queries, epsilon, N=1, T=0.5):
+    """The same with the cutoff and threshold defaulted."""
+    return prng_first_sparse_vector(prng, queries, epsilon, N, T)
+
+
+sparse_vector_with_defaults.relation = "bounded-all"
+sparse_vector_with_defaults.max_change = 1.0

@@ -274,11 +274,11 @@ def test_a_function_taking_its_generator_first():
         assert r.verdict == verdict, (fn, r.epsilon_lower_bound)
 
 
-def test_a_functions_own_T_and_N_are_set_with_param():
+def test_a_functions_own_T_and_N_are_its_parameters():
     """A function's threshold ``T`` and cutoff ``N`` are its own parameters
-    when ``--param`` sets them (its input carries its length): the horizon
-    stays the flag's, and a required ``N`` no flag gives is asked for by
-    name."""
+    (its input carries its length): set with ``--param`` or left at their
+    defaults, never the horizon or the number of experts; a required one
+    is asked for by name."""
     with pytest.raises(ValueError, match="needs 'N': pass --param N=VALUE"):
         build(f"{MOD}:prng_first_sparse_vector", horizon=4, epsilon=1.0)
     alg = build(f"{MOD}:prng_first_sparse_vector", horizon=4, epsilon=1.0,
@@ -286,3 +286,6 @@ def test_a_functions_own_T_and_N_are_set_with_param():
     assert alg.horizon == 4 and alg.params["T"] == 0.5 and alg.params["N"] == 1
     tr = simulate(alg, np.zeros((4, 1)), 50, np.random.default_rng(0))
     assert tr.actions.shape == (50, 4)
+    alg = build(f"{MOD}:sparse_vector_with_defaults", epsilon=1.0)
+    assert alg.horizon == 10 and alg.n_arms == 1 and alg.n_experts is None
+    assert simulate(alg, np.zeros((10, 1)), 5, np.random.default_rng(0)).actions.shape == (5, 10)

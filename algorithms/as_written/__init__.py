@@ -81,10 +81,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
         b.names = {}
     if not is_class:
         # A function's input carries its own length: a parameter spelled like
-        # a size that --param sets is the function's own (a sparse vector's
-        # threshold T, its cutoff N), not the horizon or the experts.
+        # a size is the function's own (a sparse vector's threshold T, its
+        # cutoff N), with its default or --param, never the horizon.
         for slot in ("T", "K", "N"):
-            if b.names.get(slot) in params:
+            if slot in b.names:
                 b.own.append(b.names.pop(slot))
     # Which slot values the code receives: flags, else its own defaults.
     for k in params:
@@ -139,10 +139,6 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if experts is not None and "N" not in b.names and not (is_class and m.advice):
         raise ValueError(f"{names['N']} does not apply to {path} (it takes no expert advice)")
     missing = required_missing(b, params)
-    if not is_class:
-        # a size the function requires that no flag gives (no experts): its own
-        missing += [n for s, n in b.names.items() if s not in pass_values
-                    and b.default(s) is inspect.Parameter.empty]
     if missing:
         raise ValueError(f"{path} needs {missing[0]!r}: pass "
                          f"{names['param'].format(name=missing[0], value='VALUE')}")

@@ -16,8 +16,10 @@ per chunk of runs in its batched form ``f(x, rng, size) -> outputs``.
   ``num_samples``) makes it batched: it returns the outputs of ``size``
   runs, as an array with the runs first, a tuple of such arrays, or a list
   of ``size`` outputs.
-* any other parameter named like ε, δ or the sizes receives them
-  (``algorithms.as_written.binding``), and ``--param`` the rest.
+* any other parameter named like ε or δ receives them
+  (``algorithms.as_written.binding``), and ``--param`` the rest — sizes
+  too (``T``, ``N``, ``k``: a sparse vector's threshold and cutoff, the
+  categories of randomized response), since the input carries its length.
 
 Whatever it returns is observed (``algorithms.as_written.outputs``).  The
 function is called in the simulation through ``Learner.whole``: it sees
