@@ -61,11 +61,15 @@ def load_user_object(path: str):
     except Exception as exc:  # noqa: BLE001 - any import failure is bad input
         raise ValueError(f"algorithm {path!r}: cannot import module {module_name!r} "
                          f"({type(exc).__name__}: {exc})") from None
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ValueError(f"algorithm {path!r}: module {module_name!r} has no attribute "
-                         f"{attr!r}") from None
+    obj, where = module, module_name
+    for part in attr.split("."):        # module:instance.method
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"algorithm {path!r}: {where!r} has no attribute "
+                             f"{part!r}") from None
+        where = f"{where}.{part}" if where != module_name else f"{module_name}:{part}"
+    return obj
 
 
 from .as_written.binding import NAMING, SLOTS  # noqa: E402,F401 (re-exported)
@@ -149,6 +153,9 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
         obj = load_user_object(name)
         if isinstance(obj, Algorithm):
             return obj
+        from .as_written.methods import whole_input_method
+        if not callable(obj) and whole_input_method(type(obj)):
+            obj = getattr(obj, whole_input_method(type(obj)))     # an instance: its m(a, n)
         if not callable(obj):
             raise ValueError(f"algorithm {name!r} is neither an Algorithm, a factory returning "
                              "one, a class nor a mechanism function")

@@ -428,3 +428,31 @@ def sparse_vector_with_defaults(prng, queries, epsilon, N=1, T=0.5):
 
 sparse_vector_with_defaults.relation = "bounded-all"
 sparse_vector_with_defaults.max_change = 1.0
+
+
+# -------------------- a class asked for samples, as DP-Sniper writes mechanisms
+class SampledRandomizedResponse:
+    """Built once with ε, then asked for ``n_samples`` outputs of the
+    input ``a`` at once (``m(a, n_samples)``), on numpy's global state:
+    randomized response on the bit a[0] ≥ 1/2, ε-DP."""
+
+    def __init__(self, eps=1.0):
+        self.eps = eps
+
+    def m(self, a, n_samples=1):
+        bit = int(a[0] >= 0.5)
+        truth = np.random.random(n_samples) < math.exp(self.eps) / (1 + math.exp(self.eps))
+        return np.where(truth, bit, 1 - bit)
+
+
+class BuggySampledRandomizedResponse(SampledRandomizedResponse):
+    """The lie a fair coin: true ε ln(1 + 2e^ε)."""
+
+    def m(self, a, n_samples=1):
+        bit = int(a[0] >= 0.5)
+        truth = np.random.random(n_samples) < math.exp(self.eps) / (1 + math.exp(self.eps))
+        return np.where(truth, bit, np.random.randint(0, 2, size=n_samples))
+
+
+sampled_rr = SampledRandomizedResponse(eps=1.0)
+sampled_rr.claim_epsilon = 1.0

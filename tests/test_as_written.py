@@ -10,6 +10,7 @@ and at the budgets used its ε lower bound clears the claim by a wide margin
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import numpy as np
@@ -289,3 +290,23 @@ def test_a_functions_own_T_and_N_are_its_parameters():
     alg = build(f"{MOD}:sparse_vector_with_defaults", epsilon=1.0)
     assert alg.horizon == 10 and alg.n_arms == 1 and alg.n_experts is None
     assert simulate(alg, np.zeros((10, 1)), 5, np.random.default_rng(0)).actions.shape == (5, 10)
+
+
+def test_a_class_asked_for_samples_as_dp_sniper_writes_mechanisms():
+    """``m(self, a, n_samples)`` on a class built with ε: audited as a
+    batched function building a fresh object per call, its claim the ε it
+    is built with; the same through an instance (``module:instance`` or
+    ``module:instance.m``).  Its draws are uniform, so the replay reads the
+    exact ε: 1 (consistent) and ln(1 + 2e) with a fair-coin lie (an exact
+    violation)."""
+    from algorithms.replay import output_law, pair_epsilon
+    for path, kw, want in ((f"{MOD}:SampledRandomizedResponse", {"epsilon": 1.0}, 1.0),
+                           (f"{MOD}:BuggySampledRandomizedResponse", {"epsilon": 1.0},
+                            math.log(1 + 2 * math.e)),
+                           (f"{MOD}:sampled_rr", {}, 1.0), (f"{MOD}:sampled_rr.m", {}, 1.0)):
+        alg = build(path, horizon=1, **kw)
+        assert alg.claim.epsilon == 1.0 and alg.extra["per_run_calls"] is False, path
+        la, lb = output_law(alg, np.array([[1.0]])), output_law(alg, np.array([[0.0]]))
+        assert abs(pair_epsilon(la, lb).epsilon - want) < 1e-9, path
+    alg = build(f"{MOD}:SampledRandomizedResponse", horizon=1, epsilon=0.5)
+    assert alg.claim.epsilon == 0.5 and "built with" in alg.claim.source

@@ -27,6 +27,7 @@ import numpy as np
 from algorithms.core import Algorithm, Claim
 from .binding import NAMING, bind, call_args, required_missing
 from .functions import function_learner, looks_like_mechanism, probe, shape_of
+from .methods import bound_method_function, method_function, whole_input_method
 from .objects import class_learner, find_methods, probe_stream
 
 LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
@@ -63,6 +64,20 @@ def _probe_inputs(T: int, K: int, lo: float, hi: float) -> list:
     return [np.full((T, K), lo), np.full((T, K), hi), rand]
 
 
+def _whole_input(cls, methods: Optional[str], where: str, feedback) -> Optional[str]:
+    """The method over the whole input a class is audited through: the one
+    ``--methods`` names if it reads like ``m(a, n_samples)``, else, for a
+    class with no learner or stream methods, the first of
+    ``methods.WHOLE`` that does."""
+    if methods is not None:
+        return None if "," in methods else whole_input_method(cls, methods.strip())
+    try:
+        find_methods(cls, None, where, feedback)
+        return None
+    except ValueError:
+        return whole_input_method(cls)
+
+
 def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=None,
                  delta=None, params: Optional[dict] = None, claim_epsilon=None,
                  claim_delta=None, names: Optional[dict] = None,
@@ -73,6 +88,15 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     names = names or NAMING["cli"]
     params = dict(params or {})
     attr = path.partition(":")[2] or path
+    if inspect.ismethod(obj) and not inspect.isclass(obj.__self__):
+        obj = bound_method_function(obj)         # module:instance.m
+    elif inspect.isclass(obj):
+        whole = _whole_input(obj, methods, attr, feedback)
+        if whole is not None:                    # m(self, a, n_samples): a function per call
+            fn, rest = method_function(obj, whole, path, epsilon, delta, params, claim_epsilon,
+                                       claim_delta, names)
+            return as_algorithm(fn, path, horizon, arms, experts, epsilon, delta, rest,
+                                claim_epsilon, claim_delta, names)
     is_class = inspect.isclass(obj)
     shape = None if is_class else shape_of(obj, attr)
     skip = () if is_class else tuple(x for x in (shape.input, shape.rng, shape.size) if x)
@@ -159,6 +183,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
                          f"{names['set'].format(flag=claim or names['epsilon'], value='E')} "
                          f"(or give it a claim_epsilon attribute)")
     source = ("the claim given to the audit" if claim_epsilon is not None else
+              _attr(obj, "claim_source") or
               f"{attr}.claim_epsilon" if _attr(obj, "claim_epsilon") is not None else
               f"the ε {attr} is built with")
     inputs = _probe_inputs(T, K, lo, hi)
