@@ -456,3 +456,19 @@ class BuggySampledRandomizedResponse(SampledRandomizedResponse):
 
 sampled_rr = SampledRandomizedResponse(eps=1.0)
 sampled_rr.claim_epsilon = 1.0
+
+
+class CoinMechanism:
+    """A binary mechanism as a DP library writes one: keyword-only
+    constructor, a ``random_state`` it builds a ``RandomState`` from, and
+    ``randomise(value)``: a uniform scaled by e^ε + 1 against e^ε: ε-DP."""
+
+    def __init__(self, *, epsilon, random_state=None):
+        self.epsilon = epsilon
+        self._rng = np.random.RandomState(random_state)
+
+    def randomise(self, value):
+        bit = 0 if value < 0.5 else 1
+        if self._rng.random_sample() * (np.exp(self.epsilon) + 1) > np.exp(self.epsilon):
+            bit = 1 - bit
+        return bit

@@ -636,3 +636,13 @@ def test_a_batched_function_on_numpys_global_state_is_replayed():
         assert replay_applies(alg), fn
         la, lb = output_law(alg, np.array([[0.0]])), output_law(alg, np.array([[1.0]]))
         assert abs(pair_epsilon(la, lb).epsilon - want) < 1e-9, fn
+
+
+def test_a_dp_library_style_mechanism_class_is_replayed():
+    """``randomise(value)`` on a ``RandomState(random_state)`` built in the
+    constructor, as DP libraries write mechanisms: a stream class, its
+    generator built from the seed the audit hands it, exact ε = 1."""
+    alg = build(f"{FN}:CoinMechanism", horizon=1, epsilon=1.0)
+    assert replay_applies(alg)
+    la, lb = output_law(alg, np.array([[1.0]])), output_law(alg, np.array([[0.0]]))
+    assert abs(pair_epsilon(la, lb).epsilon - 1.0) < 1e-9

@@ -15,7 +15,7 @@ Conventions (``SELECT``, ``UPDATE``, ``RELEASE``; or named with
 * a **stream mechanism** has one method taking a round's input (the
   round's value, or its row when it has several) and returning what it
   releases: ``release`` (or ``answer``, ``respond``, ``process``,
-  ``query``, ``step``).  Whatever it returns is observed
+  ``query``, ``step``, ``randomise``, ``privatise``, ``perturb``, …).  Whatever it returns is observed
   (``algorithms.as_written.outputs``).
 
 Feedback is losses or rewards: the class attribute ``feedback = "loss"``
@@ -53,7 +53,8 @@ SELECT = ("select_arm", "choose_arm", "select_action", "choose_action", "get_act
           "select", "choose", "pull", "act", "play", "next_arm", "predict", "recommend")
 UPDATE = ("update", "observe", "feedback", "receive_reward", "give_feedback", "update_arm",
           "learn", "reward")
-RELEASE = ("release", "answer", "respond", "process", "query", "step")
+RELEASE = ("release", "answer", "respond", "process", "query", "step", "randomise", "randomize",
+           "privatise", "privatize", "perturb", "sanitise", "sanitize")
 LOSS_WORDS = ("loss", "cost")
 SEED_WORDS = 2 ** 63
 
