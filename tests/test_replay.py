@@ -646,3 +646,24 @@ def test_a_dp_library_style_mechanism_class_is_replayed():
     assert replay_applies(alg)
     la, lb = output_law(alg, np.array([[1.0]])), output_law(alg, np.array([[0.0]]))
     assert abs(pair_epsilon(la, lb).epsilon - 1.0) < 1e-9
+
+
+def test_pythons_random_choices_is_followed_as_python_makes_it():
+    """``random.choices`` without weights is ``floor(random() · n)``, with
+    weights the uniform scaled by their total and bisected into their
+    cumulative sums — Python's own algorithm, so the law is exact: cut
+    where Python's float arithmetic (the reference bisection here) says."""
+    import random
+    law = _law_of(lambda x, rng: random.choices("abc")[0])
+    cuts = [0] + [_first(lambda k, j=j: math.floor((k / 2 ** 53) * 3.0) >= j)
+                  for j in (1, 2)] + [2 ** 53]
+    assert law == {(c,): Fraction(cuts[j + 1] - cuts[j], 2 ** 53) for j, c in enumerate("abc")}
+    w = [0.2, 0.5, 0.3]
+    law = _law_of(lambda x, rng: random.choices(range(3), weights=w)[0])
+    import bisect
+    import itertools
+    cum = list(itertools.accumulate(w))
+    total = cum[-1] + 0.0
+    cuts = [0] + [_first(lambda k, j=j: bisect.bisect(cum, (k / 2 ** 53) * total, 0, 2) >= j)
+                  for j in (1, 2)] + [2 ** 53]
+    assert law == {(j,): Fraction(cuts[j + 1] - cuts[j], 2 ** 53) for j in range(3)}

@@ -41,6 +41,8 @@ May import: numpy only.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import operator
 import random as _random
@@ -824,6 +826,24 @@ def _routes(run: "RunGenerator", seed) -> dict:
             raise IndexError("Cannot choose from an empty sequence")
         return seq[gen.integers(0, len(seq))]
 
+    def py_choices(population, weights=None, *, cum_weights=None, k=1):
+        # Python's own algorithm: floor(random() * n), or the uniform scaled
+        # by the total searched in the cumulative weights by bisection
+        n = len(population)
+        if cum_weights is None:
+            if weights is None:
+                return [population[math.floor(gen.random() * (n + 0.0))] for _ in range(k)]
+            cum_weights = list(itertools.accumulate(weights))
+        elif weights is not None:
+            raise TypeError("Cannot specify both weights and cumulative weights")
+        if len(cum_weights) != n:
+            raise ValueError("The number of weights does not match the population")
+        total = cum_weights[-1] + 0.0
+        if total <= 0.0 or not math.isfinite(total):
+            raise ValueError("Total of weights must be greater than zero and finite")
+        return [population[bisect.bisect(cum_weights, gen.random() * total, 0, n - 1)]
+                for _ in range(k)]
+
     def reseed(name):
         def reseed_(s=None, *args, **kwargs):
             if not ours(s, name):
@@ -838,7 +858,8 @@ def _routes(run: "RunGenerator", seed) -> dict:
               "sample": late("random"), "rand": rand, "randint": randint,
               "choice": late("choice"), "uniform": late("uniform")}
     python = {"random": lambda: gen.random(), "randint": lambda a, b: gen.integers(a, b + 1),
-              "randrange": randrange, "uniform": py_uniform, "choice": py_choice}
+              "randrange": randrange, "uniform": py_uniform, "choice": py_choice,
+              "choices": py_choices}
 
     def generator(bits=None, *args, **kwargs):
         if not isinstance(bits, _RoutedBits) or args or kwargs:
