@@ -15,10 +15,12 @@ otherwise, on the loss class ``loss_range`` (or ``reward_range``,
 ``input_range``), [0, 1] by default.
 
 May import: numpy, ``algorithms.core``, ``algorithms.errors``,
+``algorithms.replay`` (whether a function's code replays exactly),
 ``algorithms.as_written.*``.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from typing import Optional
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from algorithms.core import Algorithm, Claim
 from .binding import NAMING, bind, call_args, required_missing
+from algorithms.replay import replay_applies
 from .functions import function_learner, looks_like_mechanism, probe, shape_of
 from .methods import bound_method_function, method_function, whole_input_method
 from .objects import class_learner, find_methods, probe_stream
@@ -222,5 +225,12 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
              "code_labels": labels, "per_run_calls": per_run}
-    return Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
-                     loss_range=(lo, hi), extra=extra)
+    alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
+                    loss_range=(lo, hi), extra=extra)
+    if not is_class and replay_applies(alg):
+        # A function whose code replays exactly also gets its pair optimised:
+        # the exact ε maximised over the claim's relation, not only at the
+        # search's pairs.  (Only where it applies, so that the attacks an
+        # audit prints to reproduce it all run.)
+        alg = dataclasses.replace(alg, default_attacks=("optimised",))
+    return alg
