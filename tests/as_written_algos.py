@@ -472,3 +472,13 @@ class CoinMechanism:
         if self._rng.random_sample() * (np.exp(self.epsilon) + 1) > np.exp(self.epsilon):
             bit = 1 - bit
         return bit
+
+
+def randomized_response_each(x, rng, epsilon=1.0):
+    """Randomized response on each answer's bit, one call per run: its
+    draws are enumerated jointly (2^T cells)."""
+    p = math.exp(epsilon) / (1 + math.exp(epsilon))
+    return [int(q >= 0.5) if rng.random() < p else 1 - int(q >= 0.5) for q in x]
+
+
+randomized_response_each.claim_epsilon = 1.0

@@ -667,3 +667,13 @@ def test_pythons_random_choices_is_followed_as_python_makes_it():
     cuts = [0] + [_first(lambda k, j=j: bisect.bisect(cum, (k / 2 ** 53) * total, 0, 2) >= j)
                   for j in (1, 2)] + [2 ** 53]
     assert law == {(j,): Fraction(cuts[j + 1] - cuts[j], 2 ** 53) for j in range(3)}
+
+
+def test_a_cheap_replay_gets_its_pair_optimised_by_default_and_a_costly_one_not():
+    """The optimiser replays the code for every pair it tries: a function of
+    3 cells gets the ``optimised`` attack by default, randomized response on
+    each of 10 answers (2^10 joint cells, one call per run) does not —
+    its exact figure still comes from the search's pairs."""
+    assert build(f"{FN}:exponential_mechanism", horizon=3).default_attacks == ("optimised",)
+    alg = build(f"{FN}:randomized_response_each", horizon=10)
+    assert alg.default_attacks == () and replay_applies(alg)

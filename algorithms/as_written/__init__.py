@@ -20,7 +20,6 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 """
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from typing import Optional
 
@@ -28,7 +27,7 @@ import numpy as np
 
 from algorithms.core import Algorithm, Claim
 from .binding import NAMING, bind, call_args, required_missing
-from algorithms.replay import replay_applies
+from algorithms.replay import replay_cells
 from .functions import function_learner, looks_like_mechanism, probe, shape_of
 from .methods import bound_method_function, method_function, whole_input_method
 from .objects import class_learner, find_methods, probe_stream
@@ -37,6 +36,7 @@ LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
 MECHANISM_INPUTS = 10
 RANGE_ATTRS = ("loss_range", "reward_range", "input_range")
 PROBE_VALUES = 0xA11CE
+OPTIMISE_CELLS = 64     # a replay this small is cheap enough to optimise the pair over
 
 
 def is_as_written(obj) -> bool:
@@ -227,10 +227,11 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
              "code_labels": labels, "per_run_calls": per_run}
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)
-    if not is_class and replay_applies(alg):
-        # A function whose code replays exactly also gets its pair optimised:
+    if not is_class and (replay_cells(alg) or OPTIMISE_CELLS + 1) <= OPTIMISE_CELLS:
+        # A function whose code replays exactly, and cheaply (the optimiser
+        # replays it for every pair it tries), also gets its pair optimised:
         # the exact ε maximised over the claim's relation, not only at the
-        # search's pairs.  (Only where it applies, so that the attacks an
-        # audit prints to reproduce it all run.)
-        alg = dataclasses.replace(alg, default_attacks=("optimised",))
+        # search's pairs.  Only where it applies, so that the attacks an
+        # audit prints to reproduce it all run.
+        alg.default_attacks = ("optimised",)
     return alg

@@ -12,8 +12,8 @@ ask ``replay_applies``, and attacks import nothing from the engine.
 May import: numpy.
 """
 from algorithms.replay.law import (OutputLaw, log_ratio, output_law, pair_epsilon,
-                                   replay_applies, replay_scope)
+                                   replay_applies, replay_cells, replay_scope)
 from algorithms.replay.tracer import ReplayGenerator, ReplayRefused, Traced
 
 __all__ = ["OutputLaw", "ReplayGenerator", "ReplayRefused", "Traced", "log_ratio",
-           "output_law", "pair_epsilon", "replay_applies", "replay_scope"]
+           "output_law", "pair_epsilon", "replay_applies", "replay_cells", "replay_scope"]

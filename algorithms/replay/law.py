@@ -458,7 +458,25 @@ def replay_scope(alg) -> str:
     return "transcript" if claim is not None and claim.scope == "transcript" else "output"
 
 
-_APPLIES: dict = {}      # id(alg) -> (alg, whether the replay follows it)
+_APPLIES: dict = {}      # id(alg) -> (alg, joint cells of the replay on the midpoint or None)
+
+
+def replay_cells(alg):
+    """The joint cells of the replay of ``alg``'s code on its domain's
+    midpoint (kept per algorithm object), or None where the replay does
+    not follow it: a measure of what each exact output law costs."""
+    if not _replayable(alg):
+        return None
+    kept = _APPLIES.get(id(alg))
+    if kept is not None and kept[0] is alg:
+        return kept[1]
+    try:
+        losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+        cells = output_law(alg, losses, replay_scope(alg)).cells
+    except Exception:       # noqa: BLE001 - refused, or the code failed on the replay
+        cells = None
+    _APPLIES[id(alg)] = (alg, cells)
+    return cells
 
 
 def replay_applies(alg) -> bool:
@@ -466,16 +484,4 @@ def replay_applies(alg) -> bool:
     (kept per algorithm object): a stream mechanism written as
     init/feed/act, or code written one call or one object per run, whose
     draws are uniform and used as the tracer allows."""
-    if not _replayable(alg):
-        return False
-    kept = _APPLIES.get(id(alg))
-    if kept is not None and kept[0] is alg:
-        return kept[1]
-    try:
-        losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
-        output_law(alg, losses, replay_scope(alg))
-        ok = True
-    except Exception:       # noqa: BLE001 - refused, or the code failed on the replay
-        ok = False
-    _APPLIES[id(alg)] = (alg, ok)
-    return ok
+    return replay_cells(alg) is not None
