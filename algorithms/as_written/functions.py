@@ -45,6 +45,8 @@ from .binding import SEED_SPELLINGS, SPELLINGS
 from .capture import Streams
 from .outputs import OutputForm, form_of
 
+# Names of a generator parameter: the seeds' spellings and ``prng``.
+RNG_NAMES = SEED_SPELLINGS + ("prng",)
 SIZE_NAMES = ("size", "n_samples", "runs", "n_runs", "num_samples", "n", "samples")
 INT_SEEDS = ("seed", "random_state", "random_seed")
 SEED_WORDS = 2 ** 63
@@ -76,7 +78,7 @@ class Shape:
 
 def _generator_first(positional) -> bool:
     """``f(prng, x, …)``: a generator parameter first, then the input."""
-    return (len(positional) > 1 and positional[0].name in SEED_SPELLINGS + ("prng",)
+    return (len(positional) > 1 and positional[0].name in RNG_NAMES
             and positional[1].default is inspect.Parameter.empty)
 
 
@@ -103,7 +105,7 @@ def looks_like_mechanism(fn) -> bool:
     if first in slot_names or first in SEED_SPELLINGS:
         return False
     names = {p.name for p in params}
-    if names & (set(SEED_SPELLINGS) | {"prng"}) or names & set(SIZE_NAMES):
+    if names & set(RNG_NAMES) or names & set(SIZE_NAMES):
         return True
     required = [p for p in params if p.default is kinds.empty
                 and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
@@ -128,7 +130,7 @@ def shape_of(fn, where: str) -> Shape:
                              f"passable by name")
         rng = positional[0].name
         return Shape(positional[1].name, rng, rng in INT_SEEDS, size, rng_first=True)
-    rng = next((n for n in SEED_SPELLINGS + ("prng",) if n in names
+    rng = next((n for n in RNG_NAMES if n in names
                 and n != positional[0].name), None)
     slot_names = {s for spellings in SPELLINGS.values() for s in spellings}
     if rng is None and len(positional) > 1:

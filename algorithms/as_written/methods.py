@@ -21,12 +21,11 @@ import inspect
 from typing import Optional
 
 from .binding import bind, call_args, required_missing
-from .functions import SIZE_NAMES, looks_like_mechanism
+from .functions import RNG_NAMES, SIZE_NAMES, looks_like_mechanism
 
 WHOLE = ("m", "mechanism", "sample", "run", "__call__")
 CLAIM_ATTRS = ("claim_epsilon", "claim_delta", "relation", "max_change", "loss_range",
                "reward_range", "input_range")
-GENERATORS = ("rng", "prng", "generator", "random_state", "seed")
 
 
 def _without_self(fn) -> Optional[inspect.Signature]:
@@ -53,7 +52,7 @@ def whole_input_method(cls, named: Optional[str] = None) -> Optional[str]:
             return None
         stub.__signature__ = sig
         names = set(sig.parameters)
-        if looks_like_mechanism(stub) and names & set(SIZE_NAMES + GENERATORS):
+        if looks_like_mechanism(stub) and names & set(SIZE_NAMES + RNG_NAMES):
             return name
     return None
 

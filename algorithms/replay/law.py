@@ -60,18 +60,10 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
     vals, deps, labels = [], [], []
 
     def add(x, what):
-        if isinstance(x, Traced):
-            x = _not_a_draw(x)
-            v, d = x.values, x.deps
-        else:
-            v = np.asarray(x)
-            d = empty_deps(v.shape)
-        if v.shape[:1] != (runs,):
-            raise ReplayRefused(f"{what} has no runs axis first (shape {v.shape})")
-        v, d = v.reshape(runs, -1), d.reshape(runs, -1)
-        vals.append(v.astype(object))
+        v, d = _runs_first(x, runs, what)
+        vals.append(v)
         deps.append(d)
-        labels.extend(f"{what}[{j}]" if v.shape[1] > 1 else what for j in range(v.shape[1]))
+        labels.extend(_labels(what, v.shape[1]))
 
     for t in range(losses.shape[0]):
         state = learner.feed(state, None, losses[t], rng)
@@ -82,6 +74,25 @@ def _outputs(alg, losses, runs: int, rng, scope: str):
         if scope == "transcript" and learner.released_of is not None:
             add(learner.released_of(state), f"round {t + 1} release")
     return np.concatenate(vals, axis=1), np.concatenate(deps, axis=1), tuple(labels)
+
+
+def _runs_first(x, runs: int, what: str):
+    """An output array (or ``Traced``) with the runs axis first as (values
+    (runs, m) object, deps (runs, m))."""
+    if isinstance(x, Traced):
+        x = _not_a_draw(x)
+        v, d = x.values, x.deps
+    else:
+        v = np.asarray(x)
+        d = empty_deps(v.shape)
+    if v.shape[:1] != (runs,):
+        raise ReplayRefused(f"{what} has no runs axis first (shape {v.shape})")
+    return v.reshape(runs, -1).astype(object), d.reshape(runs, -1)
+
+
+def _labels(what: str, m: int) -> tuple:
+    """The labels of an output of ``m`` elements: ``what[j]``, or ``what``."""
+    return tuple(f"{what}[{j}]" if m > 1 else what for j in range(m))
 
 
 def _flatten(out, where: str) -> list:
@@ -125,7 +136,7 @@ def _per_run_outputs(alg, losses, runs: int, assign: dict):
     with sealed(route=current, seed=REPLAY_SEED):
         for r in range(runs):
             gen = current.gen = ReplayGenerator(_chooser(assign, runs, run=r), first_id=first,
-                                                limit=MAX_RUN_DRAWS, one_run=True)
+                                                limit=MAX_RUN_DRAWS, single_run=True)
             with conversions() as seen:
                 out = _user(lambda: one_run(losses, gen, REPLAY_SEED))
                 flat = _flatten(out, "the code")
@@ -140,7 +151,7 @@ def _per_run_outputs(alg, losses, runs: int, assign: dict):
     if alg.learner.feedback in ("bandit", "full") and m == losses.shape[0]:
         labels = tuple(f"round {t + 1} code" for t in range(m))     # the arm or expert played
     else:
-        labels = tuple(f"value[{j}]" if m > 1 else "value" for j in range(m))
+        labels = _labels("value", m)
     values = np.empty((runs, m), dtype=object)
     dep = np.empty((runs, m), dtype=object)
     for r in range(runs):
@@ -187,23 +198,17 @@ def _batched_outputs(alg, losses, runs: int, rng):
     out = alg.learner.one_batch(losses, rng, runs, REPLAY_SEED)
     vals, deps = [], []
     for a in out if isinstance(out, tuple) else (out,):
-        if isinstance(a, Traced):
-            a = _not_a_draw(a)
-            v, d = a.values, a.deps
-        elif isinstance(a, list):
+        if isinstance(a, list):
             raise ReplayRefused("the batched function returns a list: the replay reads arrays "
                                 "with the runs axis first")
-        else:
-            v = np.asarray(a)
-            d = empty_deps(v.shape)
-        if v.dtype == object or v.ndim == 0 or v.shape[0] != runs:
+        if not isinstance(a, Traced) and np.asarray(a).dtype == object:
             raise ReplayRefused(f"the batched function's output has no runs axis first "
-                                f"(shape {v.shape})")
-        vals.append(v.reshape(runs, -1).astype(object))
-        deps.append(d.reshape(runs, -1))
+                                f"(shape {np.shape(a)})")
+        v, d = _runs_first(a, runs, "the batched function's output")
+        vals.append(v)
+        deps.append(d)
     values, dep = np.concatenate(vals, axis=1), np.concatenate(deps, axis=1)
-    m = values.shape[1]
-    return values, dep, tuple(f"value[{j}]" if m > 1 else "value" for j in range(m))
+    return values, dep, _labels("value", values.shape[1])
 
 
 def per_run(alg) -> bool:

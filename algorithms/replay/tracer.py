@@ -310,16 +310,13 @@ class Traced:
         overflow to ∞, hence no NaN) and integers without wrap-around, checked
         at both ends of the grid — each step is monotone, so the values in
         between lie between the ends'."""
-        n = self.size
-        sel = np.arange(n)
-        with np.errstate(all="ignore"):
-            self._check_ends(n, sel)
-
-    def _check_ends(self, n, sel) -> None:
+        sel = np.arange(self.size)
         for k in (0, self.draw.size - 1):
-            v = self.draw.value(np.full(n, k, dtype=np.int64))
+            v = self.draw.value(np.full(self.size, k, dtype=np.int64))
             exact = v.astype(object) if v.dtype.kind in "iu" else None
-            for (u, _, first), cc, v in self._stages(v, sel):
+            with np.errstate(all="ignore"):
+                stages = list(self._stages(v, sel))
+            for (u, _, first), cc, v in stages:
                 if v.dtype.kind == "f":
                     exact = None
                     if not np.isfinite(v).all():
@@ -615,15 +612,16 @@ class ReplayGenerator:
     """A stand-in for ``numpy.random.Generator`` whose uniform draws return
     the values ``choose(draw, shape) -> grid indices`` asks for, as
     ``Traced`` arrays; ``choice`` and ``uniform`` are made of them as numpy
-    makes them, every other method is refused.  ``one_run``: the generator
-    of one run (else every draw has the runs axis first)."""
+    makes them, every other method is refused.  ``single_run``: the
+    generator of one run (else every draw has the runs axis first)."""
 
-    def __init__(self, choose, first_id: int = 0, limit: int = 10 ** 7, one_run: bool = False):
+    def __init__(self, choose, first_id: int = 0, limit: int = 10 ** 7,
+                 single_run: bool = False):
         self.choose = choose
         self.draws: list[Draw] = []
         self._next = self._first = first_id
         self.limit = limit
-        self.one_run = one_run
+        self.single_run = single_run
         self._taken: dict = {}          # draws of each kind per run so far
         self.from_seed = 0              # generators the run's code built from its seed
 
@@ -637,7 +635,7 @@ class ReplayGenerator:
         self._next += n
         sig = (kind, low, high)
         start = self._taken.get(sig, 0)
-        self._taken[sig] = start + (n if self.one_run or not shape
+        self._taken[sig] = start + (n if self.single_run or not shape
                                     else int(np.prod(shape[1:], dtype=np.int64)))
         draw = Draw(kind, low, high, ids, start)
         index = np.asarray(self.choose(draw, shape))
