@@ -30,6 +30,13 @@ mechanisms where either kind beats DP-Sniper, the black-box wins at
 figure rests on 2·10⁸ samples), and the mechanisms whose total is under
 60 s.
 
+The final black-box audit runs on coupled runs (``--runs coupled``, the
+default: ``audit run --coupled``, both sides of each block of runs from
+one seed, one test of the blocks' counts —
+``audit.engine.evidence.coupled``); ``--runs independent`` gives the
+previous protocol.  It is still black-box evidence: it reads only the
+mechanism's outputs, and holds whatever the code does with its seed.
+
 The black-box audit, like DP-Sniper's final estimate, tests one pair: a
 full audit divides its runs and its 10% error among 4 to 11 pairs, and a
 pair found by the search is worth its own runs.  A calibration audit of
@@ -37,16 +44,18 @@ every pair at ``--trials`` runs per side (seed S) chooses it: the
 ``optimised`` pair where a declared model gives one (the pair of largest
 exact pair ε its optimiser found; at a few hundred thousand runs the
 calibration cannot tell pairs a few percent apart), else the pair with the
-calibration's largest ε_lb.  The final audit tests that pair alone
+calibration's largest ε_lb (on coupled runs, a mechanism with an
+``optimised`` pair skips the calibration, which would not change the
+choice, and its columns print "-").  The final audit tests that pair alone
 (``--pair``) at the same seed: an audit of some pairs draws from streams
 of its own (``audit.engine.sampling.pairs_namespace``), so its runs are
 independent of the calibration's that chose the pair and its bound is an
 ordinary 90% bound, and the stream search builds the same pairs as in the
 calibration.  ``audit run NAME --pair LABEL --mode black-box --trials N
 --confidence 0.9 --seed S`` reproduces it (printed below the table).  Its
-budget: a timing audit of the pair alone at ``--trials`` runs (same seed
-and labels, so its runs are the final audit's first ones; neither its time
-nor its runs are counted) splits its wall time into
+budget: a timing audit of the pair alone at ``--trials`` runs (10⁶ on
+coupled runs, whose blocks grow with the budget; same seed and labels;
+neither its time nor its runs are counted) splits its wall time into
 the counting of the runs (∝ the runs per side), the witness's training
 (∝ its training runs, ``audit.engine.witness.training_runs``) and the rest
 (building the pairs, the stream search's pilot: fixed), and the final
@@ -71,7 +80,8 @@ dp-sniper, eval_sp2021/reference-results), logistic regression, a final
 estimate from 2·10⁸ samples, claimed ε = 0.1, after 18–341 s of search.
 
     python benchmarks/testers.py [--trials 200000] [--seconds 55] [--max-samples 20000000]
-                                 [--jobs 2] [--seed 0] [--only laplace,svt1]
+                                 [--runs coupled|independent] [--jobs 2] [--seed 0]
+                                 [--only laplace,svt1]
 """
 from __future__ import annotations
 
@@ -103,6 +113,7 @@ ORDER = list(DP_SNIPER) + ["binary-counter", "smart-sum"]
 CONFIDENCE = 0.90
 REACHED = 0.99          # an exact audit "reaches" the true ε at this fraction of it
 TARGET_SAMPLES = 20_000_000   # the issue's target: a black-box win at ≤ 2·10⁷ samples …
+COUPLED_TIMING = 1_000_000    # runs a side of the timing audit of coupled runs
 TARGET_SECONDS = 60.0         # … and under 60 s (also the limit on a mechanism's total)
 
 
@@ -153,23 +164,30 @@ class BlackBox:
     labels: list
 
 
-def black_box_at(alg, args, trials: int, seed: int, pairs=None) -> BlackBox:
+def black_box_at(alg, args, trials: int, seed: int, pairs=None, coupled=False) -> BlackBox:
     """The black-box audit alone at 90% and ``trials`` runs per side, on
-    every pair of the default attacks or on ``pairs`` (labels) alone."""
+    every pair of the default attacks or on ``pairs`` (labels) alone, on
+    independent or ``coupled`` runs."""
     clock = PhaseClock()
     t0 = time.perf_counter()
     r = audit_algorithm(alg, trials=trials, confidence=CONFIDENCE, seed=seed,
-                        jobs=args.jobs, modes=["black-box"], progress=clock, pairs=pairs)
+                        jobs=args.jobs, modes=["black-box"], progress=clock, pairs=pairs,
+                        coupled=coupled)
     seconds = time.perf_counter() - t0
     bb = [x for x in r.results if x.kind == "black-box"]
     samples = sum(2 * x.trials for x in bb)
     training = sum(sum(x.witness["training_runs_per_side"]) for x in bb if x.witness)
-    counting = sum(v for k, v in clock.seconds.items() if k.startswith("black-box "))
+    counting = sum(v for k, v in clock.seconds.items()
+                   if k.startswith(("black-box ", "coupled pilot ")))
     pilots = sum(v for k, v in clock.seconds.items()
                  if k.startswith(("witness training ", "release events pilot ")))
     labels = [x.label for x in sorted(bb, key=lambda x: -x.epsilon_lower_bound)]
     return BlackBox(r.epsilon_lower_bound, trials, samples, training, seconds, counting, pilots,
                     labels)
+
+
+# The calibration of a mechanism whose optimised pair is taken without one.
+NO_CALIBRATION = BlackBox(math.nan, 0, 0, 0, 0.0, 0.0, 0.0, ["optimised"])
 
 
 def round_down(n: float) -> int:
@@ -183,9 +201,10 @@ def round_down(n: float) -> int:
 
 def budget(cal: BlackBox, seconds: float, max_samples: int) -> int:
     """Runs per side for the final black-box audit, projected from the
-    calibration ``cal``: the most (two significant digits) whose projected
+    timing audit ``cal``: the most (two significant digits) whose projected
     wall time is ≤ ``seconds`` and whose samples plus training runs are
-    ≤ ``max_samples``; ``cal.trials`` where no larger budget fits."""
+    ≤ ``max_samples``; fewer than ``cal.trials`` only where its own runs do
+    not fit (down to a tenth of them)."""
     t0 = cal.trials
     fixed = max(0.0, cal.seconds - cal.counting - cal.pilots)
 
@@ -196,8 +215,16 @@ def budget(cal: BlackBox, seconds: float, max_samples: int) -> int:
     def samples(t):
         return cal.samples * t / t0 + cal.training * training_runs(t) / training_runs(t0)
 
-    if not cal.samples or cost(t0) > seconds or samples(t0) > max_samples:
+    if not cal.samples:
         return t0
+    if cost(t0) > seconds or samples(t0) > max_samples:
+        # The timing audit itself was too long (coupled runs are timed at
+        # 10⁶ runs a side): fewer runs, never below a tenth of it.
+        lo, hi = max(2, t0 // 10), t0
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if cost(mid) <= seconds and samples(mid) <= max_samples else (lo, mid)
+        return round_down(lo)
     lo, hi = t0, t0
     while cost(hi) <= seconds and samples(hi) <= max_samples:
         lo, hi = hi, 2 * hi
@@ -237,9 +264,14 @@ def choose_pair(alg, args, cal: BlackBox) -> tuple:
     that chose the pair (same seed: the search builds the same pairs); a
     label refused all the same is skipped for the next best."""
     order = (["optimised"] if "optimised" in cal.labels else []) + cal.labels
+    coupled = args.runs == "coupled"
+    # Coupled runs come in blocks whose size grows with the budget (their
+    # per-call cost falls): timed at a budget nearer the final one.
+    trials = max(args.trials, COUPLED_TIMING) if coupled else args.trials
     for label in dict.fromkeys(order):
         try:
-            return label, black_box_at(alg, args, args.trials, args.seed, pairs=[label])
+            return label, black_box_at(alg, args, trials, args.seed, pairs=[label],
+                                       coupled=coupled)
         except ValueError:
             continue
     raise ValueError(f"{alg.name}: no pair of the calibration is built again at seed "
@@ -249,15 +281,28 @@ def choose_pair(alg, args, cal: BlackBox) -> tuple:
 def black_box(alg, args) -> Focused:
     """The calibration on every pair at ``--trials`` runs per side, then the
     chosen pair alone (``choose_pair``) at the budget its timing audit (the
-    same pair at ``--trials``, whose runs are the final audit's first ones)
-    projects (``budget``) within what the calibration left of ``--seconds``
-    and ``--max-samples``."""
-    cal = black_box_at(alg, args, args.trials, args.seed)
-    label, timing = choose_pair(alg, args, cal)
+    same pair at ``--trials``, 10⁶ on coupled runs) projects (``budget``)
+    within what the calibration left of ``--seconds`` and
+    ``--max-samples``.  On coupled runs, where an ``optimised`` pair exists
+    the calibration is skipped (it would choose that pair anyway)."""
+    cal = None
+    if args.runs == "coupled":
+        # Where the optimiser gives a pair, the calibration would only be
+        # shown (the final audit takes ``optimised`` whatever it ranks
+        # first): it is skipped, and its time goes to the final audit.
+        try:
+            timing = black_box_at(alg, args, max(args.trials, COUPLED_TIMING), args.seed,
+                                  pairs=["optimised"], coupled=True)
+            label, cal = "optimised", NO_CALIBRATION
+        except ValueError:
+            pass
+    if cal is None:
+        cal = black_box_at(alg, args, args.trials, args.seed)
+        label, timing = choose_pair(alg, args, cal)
     trials = budget(timing, args.seconds - cal.seconds,
                     args.max_samples - cal.samples - cal.training)
-    final = timing if trials == timing.trials else black_box_at(alg, args, trials,
-                                                                args.seed, pairs=[label])
+    final = timing if trials == timing.trials else black_box_at(
+        alg, args, trials, args.seed, pairs=[label], coupled=args.runs == "coupled")
     return Focused(cal, label, final, args.seed)
 
 
@@ -312,6 +357,10 @@ def main(argv=None) -> int:
                     help="samples (both sides of every pair, plus the witness's training runs) "
                          "the black-box calibration and final audit may use together "
                          "(default %(default)s)")
+    ap.add_argument("--runs", choices=("coupled", "independent"), default="coupled",
+                    help="the final black-box audit's runs: coupled (both sides of a block "
+                         "from one seed, audit run --coupled) or independent "
+                         "(default %(default)s)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", default="", help="comma-separated mechanism names")
@@ -344,7 +393,8 @@ def main(argv=None) -> int:
         bb = black_box(alg, args)
         cal = bb.cal
         focused.append(f"{name}: black-box ε_lb {fmt(bb.final.epsilon)} on {bb.pair}; reproduce: "
-                       f"audit run {name} --pair {bb.pair} --mode black-box --trials "
+                       f"audit run {name} --pair {bb.pair} --mode black-box"
+                       f"{' --coupled' if args.runs == 'coupled' else ''} --trials "
                        f"{bb.final.trials} --confidence {CONFIDENCE:g} --seed {bb.seed}")
         ex, where, result, stat, ex_s = exact(alg, args)
         total = bb.seconds + ex_s
@@ -373,7 +423,8 @@ def main(argv=None) -> int:
         if where == "optimised" and result is not None:
             pair = [n for n in result.notes if n.startswith("the optimised pair")]
             optimised_pairs.append((name, pair[0] if pair else "", result.event, result.kind))
-        print(f"{name:21s} {fmt(true):>7s} │ {fmt(cal.epsilon):>8s} {cal.seconds:>6.1f} │ "
+        cal_eps, cal_s = ((fmt(cal.epsilon), f"{cal.seconds:.1f}") if cal.trials else ("-", "-"))
+        print(f"{name:21s} {fmt(true):>7s} │ {cal_eps:>8s} {cal_s:>6s} │ "
               f"{bb.pair[:30]:30s} {fmt(bb.final.epsilon):>9s} {fmt_count(bb.final.trials):>8s} "
               f"{fmt_count(bb.samples):>8s} {bb.seconds:>6.1f} │ "
               f"{fmt(ex):>7s} {ratio:>6s} {where[:30]:30s} {ex_s:>6.1f} │ {total:>7.1f} │ "

@@ -79,6 +79,7 @@ def test_expected_violation_not_reproduced_exits_1(tmp_path):
     ("[[audit]]\nalgorithm = 'no-such-algo'", "audit[0]"),
     ("[[audit]]\nalgorithm = 'private-exp3'\nexpect = 'maybe'", "key 'expect'"),
     ("[[audit]]\nepsilon = 1", "key 'algorithm' is required"),
+    ("[[audit]]\nalgorithm = 'private-exp3'\ncoupled = 'yes'", "key 'coupled'"),
 ])
 def test_malformed_suites_exit_2_with_one_line(tmp_path, toml, word):
     r = _check(tmp_path, toml)

@@ -82,6 +82,7 @@ def test_fingerprint_covers_everything_that_determines_the_counts():
         (alg, {**base, "confidence": 0.9}),
         (alg, {**base, "seed": 1}),
         (alg, {**base, "modes": ["black-box"]}),
+        (alg, {**base, "coupled": True}),
     ]
     prints = {audit_fingerprint(a, **kw) for a, kw in variants}
     assert len(prints) == len(variants) and fp not in prints

@@ -49,6 +49,11 @@ def add_run_parser(sub):
                    help="learned witness (a classifier over whole trajectories) on every "
                         "black-box pair (on), on none (off), or on the search's pairs and "
                         "for algorithms that declare no attacks (default: %(default)s)")
+    p.add_argument("--coupled", action="store_true",
+                   help="black-box tests on coupled runs: both sides of a pair run in blocks "
+                        "that share a seed, so the two sides' counts differ only where the "
+                        "input moved the output; the same runs certify more "
+                        "(default: independent runs)")
     p.add_argument("--report", metavar="DIR",
                    help="also write an HTML and Markdown report into DIR (default: none)")
     p.add_argument("--quiet", action="store_true",
@@ -159,7 +164,7 @@ def cmd_run(args):
                                               args.pair))
     witness = {"auto": None, "on": True, "off": False}[args.witness]
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode, witness, args.pair)
+                                args.seed, args.mode, witness, args.pair, args.coupled)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
@@ -167,7 +172,7 @@ def cmd_run(args):
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness,
-                                     pairs=args.pair)
+                                     pairs=args.pair, coupled=args.coupled)
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise

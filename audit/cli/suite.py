@@ -32,7 +32,7 @@ from algorithms.errors import UserCodeError
 SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
-              "modes", "seed", "expect", "methods", "feedback"}
+              "modes", "seed", "expect", "methods", "feedback", "coupled"}
 
 
 class SuiteError(ValueError):
@@ -142,6 +142,9 @@ def _check_value(where: str, key: str, value) -> None:
     elif key == "feedback":
         if value not in ("loss", "reward"):
             bad('"loss" or "reward"')
+    elif key == "coupled":
+        if not isinstance(value, bool):
+            bad("true or false")
     elif key == "expect":
         if value not in ("consistent", "violation"):
             bad('"consistent" or "violation"')
@@ -285,12 +288,13 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
             modes = spec.get("modes")
             attacks = attack_names(alg, spec.get("attacks"),
                                    search=not modes or "black-box" in modes)
+            coupled = bool(spec.get("coupled", False))
             command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence,
-                                        seed, spec.get("modes"))
+                                        seed, spec.get("modes"), coupled=coupled)
             result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence,
                                      seed=seed, jobs=jobs, claim=_claim(spec, alg),
                                      command=command, modes=spec.get("modes"),
-                                     executor=executor)
+                                     executor=executor, coupled=coupled)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - reported as this entry's error

@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 from algorithms.core import Algorithm, Claim
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
+from audit.engine.evidence.coupled import CoupledEventTestEvidence
 from audit.engine.reproducibility import check_own_randomness
 from audit.engine.sampling import Sampler, pairs_namespace
 from audit.engine.scenarios import SEARCH, check_scenarios, scenarios_for, search_wanted
@@ -27,7 +28,7 @@ from audit.execution.store import audit_fingerprint
 
 def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
                       modes=None, witness: Optional[bool] = None,
-                      pairs: Optional[Sequence[str]] = None) -> str:
+                      pairs: Optional[Sequence[str]] = None, coupled: bool = False) -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -45,6 +46,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
         parts += ["--mode", m]
     if witness is not None:
         parts += ["--witness", "on" if witness else "off"]
+    if coupled:
+        parts += ["--coupled"]
     parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
     return shlex.join(parts)
 
@@ -55,7 +58,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     command: Optional[str] = None, modes: Optional[Sequence[str]] = None,
                     executor: Optional[Executor] = None, progress=None,
                     witness: Optional[bool] = None,
-                    pairs: Optional[Sequence[str]] = None) -> AuditResult:
+                    pairs: Optional[Sequence[str]] = None,
+                    coupled: bool = False) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).  ``witness`` adds a learned witness to
@@ -84,6 +88,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         if m not in MODES:
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
+    if coupled and "black-box" not in wanted:
+        raise ValueError("--coupled: coupled runs are a way of running the black-box mode; "
+                         "add --mode black-box")
     search = search_wanted("black-box" in wanted, pairs)
     scenarios, names = scenarios_for(alg, attacks, search=search,
                                      events="black-box" in wanted, trials=trials)
@@ -96,7 +103,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     fingerprint = None
     if executor is not None and executor.store is not None:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness, pairs)
+                                        witness, pairs, coupled)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs))
     # Declarations are checked, never trusted: a failed check switches the
@@ -134,8 +141,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    evidence = [KINDS["black-box"](sc, i, claim_of(sc, claim, overridden), learned=witness,
-                                   hints=hints.get(id(sc.algorithm), ()))
+    black_kind = CoupledEventTestEvidence if coupled else KINDS["black-box"]
+    evidence = [black_kind(sc, i, claim_of(sc, claim, overridden), learned=witness,
+                           hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
     evidence += [KINDS[m](sc, i, claim_of(sc, claim, overridden))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
@@ -151,7 +159,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
-                                           witness, pairs)
+                                           witness, pairs, coupled)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),

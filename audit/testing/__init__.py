@@ -35,7 +35,8 @@ PLACEHOLDER = "<module:attribute>"
 BUILD_FLAGS = {"horizon": "--horizon", "arms": "--arms", "experts": "--experts"}
 BUILD_KWARGS = (*BUILD_FLAGS, "params")
 ARGUMENTS = ("algorithm", "epsilon", "delta", "trials", "attacks", "modes", "confidence", "seed",
-             "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "jobs", *BUILD_KWARGS)
+             "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "jobs", "coupled",
+             *BUILD_KWARGS)
 
 
 def set_budget_scale(scale: float) -> None:
@@ -161,7 +162,7 @@ def _round_trips(value) -> bool:
 
 def reproduce_line(algorithm, epsilon, delta, build_kwargs: dict, claim_epsilon, claim_delta,
                    claim_per_round_epsilon, attacks, trials: int, confidence: float, seed: int,
-                   modes) -> str:
+                   modes, coupled: bool = False) -> str:
     """The ``audit run`` command that repeats an ``assert_private`` audit:
     every argument passed, as its flag (``horizon=`` as ``--horizon``,
     ``params={k: v}`` as ``--param k=v``), ``trials`` as scaled.  An
@@ -175,7 +176,8 @@ def reproduce_line(algorithm, epsilon, delta, build_kwargs: dict, claim_epsilon,
             "--param": list(params.items()) or None,
             "--claim-epsilon": claim_epsilon, "--claim-delta": claim_delta,
             "--claim-per-round-epsilon": claim_per_round_epsilon}
-    return reproduce_command(name, echo, attacks, trials, confidence, seed, modes)
+    return reproduce_command(name, echo, attacks, trials, confidence, seed, modes,
+                             coupled=coupled)
 
 
 def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = None,
@@ -185,7 +187,7 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
                    confidence: float = 0.95, seed: int = 0, claim_epsilon: Optional[float] = None,
                    claim_delta: Optional[float] = None,
                    claim_per_round_epsilon: Optional[float] = None, jobs: int = 1,
-                   **build_kwargs):
+                   coupled: bool = False, **build_kwargs):
     """Audit ``algorithm`` (a registered name, ``"package.module:attribute"``
     or an ``Algorithm``) and raise ``AssertionError`` with the audit summary —
     claim, per-attack bounds, events, counts and the ``audit run`` command
@@ -196,9 +198,10 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     and ``params`` (a dict), as ``audit run``'s ``--horizon``, ``--arms``,
     ``--experts`` and ``--param``; they and ``epsilon``/``delta`` build the
     algorithm from its name, so they do not go with an ``Algorithm`` object.
-    ``attacks`` and ``modes`` take one name or a list.  A user factory is
-    built as ``audit run`` builds it (ε = ``epsilon``, else
-    ``claim_epsilon``, else its default).
+    ``attacks`` and ``modes`` take one name or a list.  ``coupled=True``
+    runs the black-box tests on coupled runs, as ``audit run --coupled``.
+    A user factory is built as ``audit run`` builds it (ε = ``epsilon``,
+    else ``claim_epsilon``, else its default).
 
     Bad arguments raise one ``ValueError`` naming the argument (a string
     where a number belongs, an unknown keyword, a factory object instead of
@@ -225,6 +228,8 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     if confidence is None:
         raise ValueError("assert_private(): confidence must be a number in [0.5, 1), got None")
     seed = _integer("seed", seed, 0, "a non-negative integer")
+    if not isinstance(coupled, bool):
+        raise ValueError(f"assert_private(): coupled must be True or False, got {_got(coupled)}")
     trials = _integer("trials", trials, 1, "a positive integer")
     jobs = (os.cpu_count() or 1) if jobs == -1 and not isinstance(jobs, bool) else _integer(
         "jobs", jobs, 1, "a positive integer, or -1 for one per CPU")
@@ -258,9 +263,11 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
                          f"{n} runs per side; an audit needs at least 2")
     names = attack_names(alg, attacks, search=not modes or "black-box" in modes)
     command = reproduce_line(algorithm, epsilon, delta, build_kwargs, claim_epsilon, claim_delta,
-                             claim_per_round_epsilon, names, n, confidence, seed, modes)
+                             claim_per_round_epsilon, names, n, confidence, seed, modes,
+                             coupled)
     result = audit_algorithm(alg, attacks, trials=n, confidence=confidence, seed=seed,
-                             jobs=jobs, claim=claim, command=command, modes=modes)
+                             jobs=jobs, claim=claim, command=command, modes=modes,
+                             coupled=coupled)
     if result.violation:
         raise AssertionError("privacy claim violated\n" + result.summary()
                              + _reproduce_notes(algorithm, params))

@@ -10,7 +10,10 @@ Lifecycle of a piece of evidence about one neighbouring pair:
 2. optionally, a pilot stage: ``pilot_requests(trials)`` are runs it needs
    before it can say what to count (e.g. training runs for a learned
    witness); their results go to ``prepared(samples)``, under their own
-   progress phase (``pilot_phase``), before ``requests`` is asked.  A pilot
+   progress phase (``pilot_phase``), before ``requests`` is asked.  A
+   further stage, fixed by the first, comes from ``next_pilot_requests``
+   (coupled runs count their events, the witness among them, once it is
+   trained).  A pilot
    takes no α share: whatever it fixes is fixed before the runs that the
    bounds use, and it must draw from streams no one else uses.
 3. ``requests(trials)``: the runs it needs, as ``audit.engine.sampling``
@@ -91,8 +94,15 @@ class Evidence:
         """Runs needed before ``requests`` (none by default)."""
         return []
 
+    def next_pilot_requests(self, trials: int) -> list[Request]:
+        """Runs of a further pilot stage, asked after each stage's
+        ``prepared`` (none by default: one stage); each stage gets its own
+        phase, ``prepared`` call and kept state."""
+        return []
+
     def prepared(self, samples: list[list]) -> None:
-        """Receives the chunk results of ``pilot_requests``, in request order."""
+        """Receives the chunk results of ``pilot_requests`` (or of the
+        latest ``next_pilot_requests``), in request order."""
 
     def pilot_state(self):
         """What ``prepared`` fixed, picklable, for the store to keep (None:
@@ -124,6 +134,8 @@ def collect(evidence: list[Evidence], trials: int, confidence: float,
     alpha = alpha_per_share(evidence, confidence)
     out = []
     for e in evidence:
+        # A pilot that plans its test for a level (coupled runs) reads it here.
+        e.planned_alpha = alpha if e.shares else 0.0
         # With a store, each result is kept under the audit's fingerprint: a
         # rerun whose chunks are all stored reads the results back (the
         # chunks are counted as from the store) instead of loading every
@@ -134,8 +146,8 @@ def collect(evidence: list[Evidence], trials: int, confidence: float,
             sampler.count_stored(e.requests(trials))
             out.append(result)
             continue
-        pilot = e.pilot_requests(trials)
-        if pilot:
+        pilot, stage = e.pilot_requests(trials), 0
+        while pilot:
             if type(e).pilot_state is Evidence.pilot_state:
                 sampler.sample(e.pilot_phase, pilot, e.unit, then=e.prepared)
             else:   # kept in the store: a resumed run neither samples nor prepares again
@@ -143,7 +155,10 @@ def collect(evidence: list[Evidence], trials: int, confidence: float,
                     e.prepared(samples)
                     return e.pilot_state()
                 e.restore(sampler.prepared(e.pilot_phase, pilot, prepare, e.unit,
-                                           key=f"pilot:{e.kind}:{e.index}"))
+                                           key=f"pilot:{e.kind}:{e.index}"
+                                               + (f":{stage}" if stage else "")))
+            stage += 1
+            pilot = e.next_pilot_requests(trials)
         wanted = e.requests(trials)
         # The conclusion (bounds, integrals, a loss distribution's δ(ε)) is
         # part of the evidence's phase: no silent stretch between phases.

@@ -1,0 +1,316 @@
+"""Statistics of coupled runs: a lower confidence bound on ε from blocks of
+runs in which both sides of a pair drew the same random numbers.
+
+Why couple.  Two independent samples estimate P = P[A(ℓ) ∈ S] and
+Q = P[A(ℓ′) ∈ S] each with its own binomial noise, and the bound on
+ln(P/Q) pays for both.  Run both inputs on the *same* seed and most runs
+land on the same side of S on both inputs (a shifted input moves a noisy
+output a little, not anew): the difference of the two sides' counts
+varies far less than either.  Any coupling leaves each side's law as it
+is, so the test below is valid whatever the code does with its seed; the
+coupling only decides its power.
+
+What it assumes: what every black-box count assumes — the runs of one
+side are independent, each with the mechanism's law — and that blocks
+with different seeds are independent.  Nothing about how a block's two
+sides relate.
+
+The test of "e^ε ≤ c".  Block j has m runs a side; a_j, b_j count the
+event S among its numerator-side and denominator-side runs.  Under
+(ε, δ)-DP with e^ε ≤ c, P − δ ≤ cQ.  For a truncation B and a bet λ fixed
+in advance, each block contributes the factor
+
+    f_j(c) = (1 + λ·(a_j/m − δ − c·min(b_j, B)/m)) / (1 + λ·c·τ/m),
+
+τ = E[(b − B)⁺] for b ~ Binomial(m, q_max).  If Q ≤ q_max, then
+E[min(b_j, B)] ≥ mQ − τ (b_j is Binomial(m, Q), and (b − B)⁺ grows with
+Q), so E[f_j(c)] ≤ 1 whatever the coupling; f_j ≥ 0 as long as
+λ·(δ + cB/m) ≤ 1; and blocks are independent, so E[Π_j f_j(c)] ≤ 1 and
+by Markov's inequality Π_j f_j(c) ≥ 1/α with probability ≤ α.  If
+instead Q > q_max, the Clopper–Pearson upper bound on Q from the same
+blocks' Σ b_j is ≤ q_max with probability ≤ α.  So "reject c when the
+Clopper–Pearson bound is ≤ q_max and Π_j f_j(c) ≥ 1/α" errs with
+probability ≤ α in either case: one α share.  Every factor falls as c
+grows, so the largest rejected c ≤ c_max — found by bisection — gives
+ε ≥ ln c with confidence 1 − α (had the true ratio been smaller, c*
+itself would have been rejected).
+
+Why truncate: without it, f_j ≥ 0 needs λ ≤ 1/(c + δ) (a block could in
+principle count S on every denominator run), and a bet that small cannot
+use the coupling's small variance unless blocks are tiny (each block is
+one call of the mechanism: overhead).  Truncated at B ≈ the most a block
+plausibly counts, λ may be m/(cB) — for a rare event, hundreds of times
+larger.
+
+The event, its direction, m, λ, B, q_max and c_max must be fixed before
+the blocks are looked at (the evidence fixes them on pilot blocks of
+other streams): only power depends on them.
+
+This is testing by betting (Ville's inequality for a product of bets, as
+in Waudby-Smith & Ramdas' confidence sets for bounded means), with one
+bet fixed in advance so that the bound is monotone in c.
+
+May import: numpy and scipy only.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+BISECTIONS = 60             # c to ~1e-18 relative: far below any count's resolution
+HEADROOM = 1.25             # c_max = the pilot's ratio × this: room above the estimate
+LAMBDA_SHARE = 0.999        # λ at most this share of its cap: factors stay positive
+Q_MAX_LEVEL = 1e-6          # q_max = the pilot's Clopper–Pearson upper bound at this level …
+Q_MAX_HEADROOM = 1.1        # … times this
+TAIL = 1e-6                 # B: the Binomial(m, q_max) quantile with this much mass above
+                            # (τ, the price of truncating, is then ~1e-6 of a run a block)
+
+
+@dataclass(frozen=True)
+class Design:
+    """Everything the test fixes before its blocks: ``m`` runs a block a
+    side, the bet ``lam``, the truncation ``trunc`` (B) with its correction
+    ``tau`` for ``q_max``, and the ceiling ``c_max``."""
+
+    m: int
+    lam: float
+    trunc: int
+    tau: float
+    q_max: float
+    c_max: float
+
+    def cap(self, delta: float = 0.0) -> float:
+        """The largest bet whose factors stay positive up to c_max."""
+        return 1.0 / (delta + self.c_max * self.trunc / self.m)
+
+
+def truncation(m: int, q_max: float) -> tuple[int, float]:
+    """(B, τ): B the Binomial(m, q_max) count exceeded with probability ≤
+    ``TAIL`` (at least 1), τ = E[(b − B)⁺] — summed as Σ_{j ≥ B} P(b > j),
+    rounded up."""
+    if q_max >= 1.0:
+        return m, 0.0
+    trunc = int(max(1, stats.binom.isf(TAIL, m, q_max)))
+    trunc = min(trunc, m)
+    j = np.arange(trunc, m)
+    tau = float(stats.binom.sf(j, m, q_max).sum()) if j.size else 0.0
+    # Rounded up by more than the sum's floating-point error (the bound
+    # needs τ ≥ the true excess, never below it).
+    return trunc, tau * (1 + 1e-9) + 1e-300 if tau > 0 else 0.0
+
+
+def log_capital(a, b, d: Design, c: float, delta: float = 0.0) -> float:
+    """ln Π_j f_j(c) over the blocks (module docstring); −inf where a
+    factor is not positive (a bet above its cap)."""
+    w = np.asarray(a, float) / d.m - delta - c * np.minimum(np.asarray(b, float), d.trunc) / d.m
+    f = 1.0 + d.lam * w
+    if np.any(f <= 0):
+        return -math.inf
+    return float(np.log(f).sum() - len(w) * math.log1p(d.lam * c * d.tau / d.m))
+
+
+def denominator_certified(b, d: Design, alpha: float) -> bool:
+    """Whether the Clopper–Pearson upper bound on Q from the blocks' Σ b is
+    at most q_max (the case the factors assume)."""
+    b = np.asarray(b)
+    n = int(b.size) * d.m
+    k = int(b.sum())
+    if k >= n:
+        return d.q_max >= 1.0
+    return bool(stats.beta.isf(alpha, k + 1, n - k) <= d.q_max)
+
+
+def coupled_lower_bound(a, b, d: Design, alpha: float, delta: float = 0.0) -> float:
+    """ε_lb from the blocks' counts ``a`` (numerator side) and ``b``
+    (denominator side) under the design ``d`` at level ``alpha`` (module
+    docstring); 0 where no c ≥ 1 is rejected."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("alpha must be in (0, 1)")
+    if not (d.c_max >= 1.0 and 0.0 <= d.lam * (delta + d.c_max * d.trunc / d.m) < 1.0):
+        raise ValueError("need c_max >= 1 and 0 <= lam < 1/(delta + c_max·B/m)")
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError("a and b must be non-empty 1-d arrays of the same length")
+    if np.any(a < 0) or np.any(a > d.m) or np.any(b < 0) or np.any(b > d.m):
+        raise ValueError("block counts must lie in [0, m]")
+    need = math.log(1.0 / alpha)
+    if d.lam == 0.0 or not denominator_certified(b, d, alpha) \
+            or log_capital(a, b, d, 1.0, delta) < need:
+        return 0.0
+    if log_capital(a, b, d, d.c_max, delta) >= need:
+        return math.log(d.c_max)
+    lo, hi = 1.0, d.c_max
+    for _ in range(BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if log_capital(a, b, d, mid, delta) >= need:
+            lo = mid
+        else:
+            hi = mid
+    return math.log(lo)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the pilot fixed for the held-out blocks: the candidate (its
+    column in the pilot's count matrix), its direction (True: the second
+    side is the numerator), the test — ``coupled`` (the design's bet) or
+    not (two Clopper–Pearson bounds at α/2 on the blocks' totals, where the
+    pilot saw the coupling gain nothing: an output the changed input moves
+    to another output, not a little) — and the ε the pilot predicts (for
+    reading only)."""
+
+    column: int
+    swapped: bool
+    design: Design
+    predicted: float
+    coupled: bool = True
+
+
+def independent_lower_bound(a, b, m: int, alpha: float, delta: float = 0.0) -> float:
+    """ε_lb from the blocks' totals alone, as from independent runs: a
+    Clopper–Pearson lower bound on P and upper bound on Q at α/2 each (the
+    same one α share).  Valid for any coupling: each side's runs are
+    independent of one another, whichever seeds they share with the other
+    side's."""
+    from audit.engine.bounds import epsilon_lower_bound, one_sided_bounds
+    n = int(np.size(a)) * m
+    lo = one_sided_bounds(int(np.sum(a)), n, alpha / 2).lower
+    hi = one_sided_bounds(int(np.sum(b)), n, alpha / 2).upper
+    return epsilon_lower_bound(lo, hi, delta)
+
+
+def caution(alpha: float, candidates: int) -> float:
+    """Standard errors a candidate's pilot estimate is taken low when
+    ranking: the normal quantile at α/(2 × candidates), as if every
+    candidate's estimate had to hold at once.  The best point estimate of
+    many is often the luckiest (a rare event's ratio overestimated), not
+    the strongest; ranked this way, an event wins by what the pilot can
+    vouch for (the independent test's selection ranks the same way)."""
+    return float(stats.norm.isf(alpha / (2 * max(1, candidates))))
+
+
+def _predicted_independent(sx, sy, n_sel, n_test, alpha, delta, z_sel):
+    """``independent_lower_bound`` at n_test runs a side, computed on the
+    counts the pilot's rates predict, their ratio first taken ``z_sel``
+    pilot standard errors low (a zero denominator count counts as one: an
+    event never seen on the denominator side is what an unbounded leak
+    shows)."""
+    from audit.engine.bounds import _cp_arrays, _eps_lb_array
+    p, q = sx / n_sel, np.maximum(sy, 1.0) / n_sel
+    # One standard error of ln(p/q), as the bet's prediction takes one of
+    # its mean, split between the two rates.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(np.where(p > 0, (1 - p) / (n_sel * p), np.inf) + (1 - q) / (n_sel * q))
+    shrink = np.exp(-z_sel * np.minimum(se, 50.0) / 2)
+    p, q = p * shrink, np.minimum(q / shrink, 1.0)
+    lo, _ = _cp_arrays(np.floor(p * n_test), n_test, alpha / 2)
+    _, hi = _cp_arrays(np.ceil(q * n_test), n_test, alpha / 2)
+    return _eps_lb_array(lo, hi, delta)
+
+
+def _q_max(count: np.ndarray, n: int) -> np.ndarray:
+    k = np.asarray(count, float)
+    with np.errstate(invalid="ignore"):
+        hi = stats.beta.isf(Q_MAX_LEVEL, k + 1, n - k)
+    hi = np.where(k >= n, 1.0, hi)
+    return np.minimum(1.0, hi * Q_MAX_HEADROOM)
+
+
+def _predicted(sx, sy, sxx, syy, sxy, k_sel, m, k_test, alpha, delta, c_max, cap, z_sel):
+    """Predicted ε for every candidate from its pilot moments (sums over
+    k_sel blocks of x, y, x², y², xy): the second-order growth of the best
+    bet below ``cap``, with the mean taken ``z_sel`` standard errors low,
+    bisected in c for all candidates at once."""
+    need = math.log(1.0 / alpha) / k_test
+    ex, ey = sx / k_sel, sy / k_sel
+    exx, eyy, exy = sxx / k_sel, syy / k_sel, sxy / k_sel
+
+    def growth(c):
+        mu = (ex - c * ey) / m - delta
+        second = (exx - 2 * c * exy + c * c * eyy) / m ** 2 \
+            - 2 * delta * (ex - c * ey) / m + delta ** 2      # E[W²]
+        mu = mu - z_sel * np.sqrt(np.maximum(second - mu * mu, 0.0) / k_sel)   # caution()
+        lam = np.clip(np.where(second > 0, mu / np.maximum(second, 1e-300), 0.0), 0.0, cap)
+        return lam * mu - lam * lam * second / 2
+
+    lo, hi = np.ones_like(c_max), c_max.copy()
+    ok = growth(lo) >= need
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        g = growth(mid) >= need
+        lo, hi = np.where(g, mid, lo), np.where(g, hi, mid)
+    c = np.where(growth(c_max) >= need, c_max, lo)
+    return np.where(ok, np.log(c), 0.0)
+
+
+def plan(a, b, m: int, k_test: int, alpha: float, delta: float = 0.0) -> Plan:
+    """Choose, on pilot blocks, the candidate, direction and design whose
+    test on ``k_test`` held-out blocks of ``m`` runs is predicted strongest.
+
+    ``a``, ``b``: pilot counts, shape (blocks, candidates), of each
+    candidate event on the two sides of the pair (same seed per block).
+    Every candidate is ranked by its moments (cheap); the winner's bet is
+    then tuned on its own pilot blocks (the log growth itself, over a
+    grid).  Only power depends on this; validity holds for any plan fixed
+    before the held-out blocks."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.ndim != 2 or a.shape != b.shape or a.shape[0] < 2:
+        raise ValueError("pilot counts must be (blocks >= 2, candidates) on both sides")
+    k_sel = a.shape[0]
+    z_sel = caution(alpha, 2 * a.shape[1])
+    best = None
+    for swapped, (x, y) in enumerate(((a, b), (b, a))):
+        sx, sy = x.sum(0), y.sum(0)
+        c_max = np.maximum((sx + 0.5) / (sy + 0.5) * HEADROOM, 1.0 + 1e-9)
+        q_max = _q_max(sy, k_sel * m)
+        # B for each candidate (the Binomial(m, q_max) tail quantile).
+        with np.errstate(invalid="ignore"):
+            trunc = np.where(q_max >= 1.0, m,
+                             np.clip(stats.binom.isf(TAIL, m, np.minimum(q_max, 1 - 1e-12)),
+                                     1, m))
+        cap = LAMBDA_SHARE / (delta + c_max * trunc / m)
+        eps = _predicted(sx, sy, (x * x).sum(0), (y * y).sum(0), (x * y).sum(0), k_sel, m,
+                         k_test, alpha, delta, c_max, cap, z_sel)
+        indep = _predicted_independent(sx, sy, k_sel * m, k_test * m, alpha, delta, z_sel)
+        for coupled, score in ((True, eps), (False, indep)):
+            # Ties go to the likelier event (it reads more easily and its
+            # prediction rests on more counts), then to the coupled test.
+            j = int(np.lexsort((sx + sy, score))[-1])
+            if best is None or score[j] > best[0]:
+                best = (float(score[j]), j, bool(swapped), float(c_max[j]), float(q_max[j]),
+                        coupled)
+    eps, j, swapped, c_max, q_max, coupled = best
+    x, y = (b[:, j], a[:, j]) if swapped else (a[:, j], b[:, j])
+    trunc, tau = truncation(m, q_max)
+    base = Design(m, 0.0, trunc, tau, q_max, c_max)
+    design = _tune(x, y, base, k_test, alpha, delta) if coupled else base
+    return Plan(j, swapped, design, eps, coupled)
+
+
+def _tune(x, y, base: Design, k_test: int, alpha: float, delta: float) -> Design:
+    """The design with the bet maximising the pilot's own predicted bound
+    (its blocks' mean log growth scaled to ``k_test`` blocks), over a
+    geometric grid up to the cap."""
+    cap = LAMBDA_SHARE * base.cap(delta)
+    scale = k_test / len(x)
+    need = math.log(1.0 / alpha)
+    best, best_c = Design(**{**base.__dict__, "lam": cap}), 0.0
+    for lam in np.geomspace(cap / 1e4, cap, 60):
+        d = Design(**{**base.__dict__, "lam": float(lam)})
+        if log_capital(x, y, d, 1.0, delta) * scale < need:
+            continue
+        lo, hi = 1.0, base.c_max
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if log_capital(x, y, d, mid, delta) * scale >= need else (lo, mid)
+        if lo > best_c:
+            best, best_c = d, lo
+    return best
+
+
+def max_coupled_epsilon(d: Design) -> float:
+    """The most a coupled test with this design can show."""
+    return math.log(d.c_max)

@@ -1,0 +1,337 @@
+"""Black-box evidence from coupled runs (``--coupled``): both sides of a
+pair run in blocks that share a seed, and one test of the blocks' counts
+(``audit.engine.coupled``) bounds ε.
+
+Still black-box: it reads only what the mechanism outputs, and needs of
+the code only that it draws from the generator the audit hands it (code
+that does not — its own entropy — stays valid, just without the gain).
+
+Two stages on streams no other evidence uses:
+
+1. pilot, stream ``[seed, index, 5]`` (no α share): blocks of runs, both
+   sides from one seed per block, every event of the scenario's family
+   counted per block; the family's ranked unions (from the pilot's
+   totals) and every candidate's complement join them, and
+   ``audit.engine.coupled.plan`` fixes the event, its direction and the
+   test: the bet (with its truncation and ceiling), or two Clopper–Pearson
+   bounds on the held-out totals where the pilot predicts more from them;
+2. test, stream ``[seed, index, 6]``: blocks of the same size, the one
+   fixed event counted per block on both sides; one bound at one α share.
+
+Where the independent test would add a learned witness or release events
+(``event_test``), their pilot runs first, on the same streams 3 and 4, and
+the coupled pilot counts them with the scenario's own events.
+
+May import: ``algorithms.simulate``, ``attacks.events``,
+``audit.engine.bounds``, ``audit.engine.coupled``, ``audit.engine.sampling``,
+``audit.engine.unions``, ``audit.engine.words``, ``audit.engine.evidence``.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from algorithms.simulate import simulate
+from attacks.events import release_rounds_of
+from audit.engine.bounds import Bound, EventTest, max_detectable_epsilon, one_sided_bounds
+from audit.engine.coupled import (Design, Plan, coupled_lower_bound, independent_lower_bound,
+                                  max_coupled_epsilon, plan)
+from audit.engine.evidence.event_test import (EventTestEvidence, EventTestResult,
+                                              _short_inputs)
+from audit.engine.sampling import Request
+from audit.engine.unions import with_ranked_unions
+from audit.engine.words import code_labels, event_label
+
+STREAMS = (5, 6)            # pilot, test
+PILOT_SHARE = 0.2           # of the runs a side, for choosing the event and the bet
+TARGET_BLOCKS = 2_000       # held-out blocks aimed at; the block size follows from it
+MIN_BLOCK, MAX_BLOCK = 16, 512
+MIN_PILOT_BLOCKS = 20
+BLOCKS = 0x626c6b          # "blk": the spawn-key word of a chunk's block seeds
+
+
+def block_size(test_runs: int) -> int:
+    """Runs a block: a power of two giving about ``TARGET_BLOCKS`` held-out
+    blocks, within [MIN_BLOCK, MAX_BLOCK].  More blocks let the fixed bet
+    be larger (its cap is per block); fewer, larger blocks cost less
+    per-call overhead.  With the truncated bet (``audit.engine.coupled``)
+    a few thousand blocks reach the coupling's own variance."""
+    m = max(1, test_runs // TARGET_BLOCKS)
+    return int(min(MAX_BLOCK, max(MIN_BLOCK, 1 << (m.bit_length() - 1))))
+
+
+def split(trials: int) -> tuple[int, int, int]:
+    """(block size, pilot blocks, test blocks) for ``trials`` runs a side."""
+    m = block_size(int(trials * (1 - PILOT_SHARE)))
+    m = max(1, min(m, trials // (2 * MIN_PILOT_BLOCKS)))
+    blocks = max(2 * MIN_PILOT_BLOCKS, trials // m)
+    pilot = max(MIN_PILOT_BLOCKS, int(round(blocks * PILOT_SHARE)))
+    return m, pilot, max(MIN_PILOT_BLOCKS, blocks - pilot)
+
+
+def _blocks_task(scenario, events, m: int, members=None):
+    """``task(runs, rng)``: the chunk's runs in blocks of ``m``, both sides
+    of each block from one child seed of the chunk's stream; per block, the
+    counts of every event (``members`` None) or of the union ``members``,
+    on each side.  Every block has ``m`` runs (callers ask for a multiple
+    of ``m``)."""
+    wanted = tuple(getattr(events, "point_rounds", ()))
+    releases = release_rounds_of(events)
+    alg = scenario.algorithm
+
+    def count(losses, size, seed):
+        tr = simulate(alg, losses, size, np.random.default_rng(seed), advice=scenario.advice,
+                      rounds=scenario.rounds, point_rounds=wanted, release_rounds=releases)
+        if members is None:
+            return events.count(tr.actions, tr.observed())
+        return np.int64(_count_members(events, tr.actions, tr.observed(), members))
+
+    def task(runs, rng):
+        if runs % m:
+            raise ValueError(f"coupled blocks: {runs} runs is not a multiple of {m}")
+        sizes = [m] * (runs // m)
+        # Built from the chunk's own seed, not spawned from its object (whose
+        # spawn counter a second run of the same chunk would have moved).
+        ss = rng.bit_generator.seed_seq
+        seeds = [np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (BLOCKS, j))
+                 for j in range(len(sizes))]
+        a = [count(scenario.losses_a, n, s) for n, s in zip(sizes, seeds)]
+        b = [count(scenario.losses_b, n, s) for n, s in zip(sizes, seeds)]
+        dtype = np.int32 if members is None else np.int64
+        return np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
+    return task
+
+
+def _count_members(family, actions, observed, members) -> int:
+    """The summed counts of the family's events ``members`` (indices into
+    its labels), counting only the parts of a ``Union`` that hold one: the
+    held-out blocks need one event, not the family's thousands."""
+    parts = getattr(family, "parts", None)
+    if parts is None:
+        return int(np.asarray(family.count(actions, observed))[list(members)].sum())
+    total, offset = 0, 0
+    for part in parts:
+        n = len(part.labels)
+        mine = [i - offset for i in members if offset <= i < offset + n]
+        if mine:
+            total += _count_members(part, actions, observed, mine)
+        offset += n
+    return total
+
+
+@dataclass(repr=False)
+class CoupledTestResult(EventTestResult):
+    """An event test on coupled blocks: ``test`` carries the event, its
+    direction and the held-out totals; its ``Bound``s are each side's
+    Clopper–Pearson bounds at α/2 — the bound used where the pilot chose
+    the independent-runs test (``coupled_test`` False), for reading where
+    it chose the coupled bet (whose ε_lb ``test`` carries)."""
+
+    block_runs: int = 0
+    blocks: int = 0
+    design: Optional[Design] = None
+    predicted: float = 0.0
+    coupled_test: bool = True
+    shares = 1
+
+    def summary_lines(self, confidence: float) -> list[str]:
+        lines = super().summary_lines(confidence)
+        g = self.design
+        how = (f"one bet λ = {g.lam:.4g}, counts truncated at {g.trunc}, both fixed on pilot "
+               f"blocks" if self.coupled_test else
+               "the pilot predicted two Clopper–Pearson bounds on the totals, at α/2 each, "
+               "would show more than a bet (an event the coupling does not keep together, or "
+               "one never seen on the denominator side)")
+        lines.insert(1, f"  {'':30s} coupled runs: {self.blocks:,} held-out blocks of "
+                        f"{self.block_runs} runs a side, both sides of a block from one seed; "
+                        + how)
+        return lines
+
+    def as_dict(self) -> dict:
+        d = super().as_dict()
+        t, g = self.test, self.design
+        if self.coupled_test:
+            d["bounds"] = {"method": "coupled runs: one fixed bet on independent blocks "
+                                     "(Ville's inequality), denominator counts truncated",
+                           "bet": g.lam, "truncation": g.trunc, "tau": g.tau, "q_max": g.q_max,
+                           "c_max": g.c_max}
+        else:
+            d["bounds"] = {"method": "coupled runs, tested as independent ones: Clopper–Pearson "
+                                     "bounds on the held-out totals at α/2 each",
+                           "numerator_lower": t.numerator.lower,
+                           "denominator_upper": t.denominator.upper}
+        d["bounds"].update({"block_runs": self.block_runs, "blocks": self.blocks,
+                            "alpha": self.alpha, "bounds_used": self.shares})
+        d["coupled"] = {"block_runs": self.block_runs, "blocks": self.blocks,
+                        "pilot_runs_per_side": self.n_selection,
+                        "test": "coupled bet" if self.coupled_test else "Clopper–Pearson",
+                        "predicted_on_pilot": self.predicted,
+                        "numerator_count": t.numerator.count,
+                        "denominator_count": t.denominator.count}
+        return d
+
+
+class CoupledEventTestEvidence(EventTestEvidence):
+    """The black-box test of one pair on coupled runs (module docstring)."""
+
+    shares = CoupledTestResult.shares
+
+    def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None, hints=()):
+        super().__init__(scenario, index, claim, learned=learned, hints=hints)
+        self.plan: Optional[Plan] = None
+        self.chosen: Optional[tuple] = None      # (label, members, complement?)
+        self._split = None
+        # "family": the witness's training or the release events' pilot
+        # (the independent test's own stage, on its streams 3 and 4);
+        # "blocks": the coupled pilot that fixes the event and the bet.
+        self._stage = "blocks"
+
+    @property
+    def pilot_phase(self) -> str:
+        if self._stage == "family":
+            return super().pilot_phase
+        return f"coupled pilot {self.scenario.label}"
+
+    @property
+    def phase(self) -> str:
+        return f"black-box {self.scenario.label}"
+
+    def pilot_requests(self, trials: int) -> list[Request]:
+        self._split = split(trials)
+        family = super().pilot_requests(trials)
+        if family:
+            self._stage = "family"
+            return family
+        return self._block_requests()
+
+    def next_pilot_requests(self, trials: int) -> list[Request]:
+        if self._stage == "family":
+            return self._block_requests()
+        return []
+
+    def _block_requests(self) -> list[Request]:
+        self._stage = "blocks"
+        m, pilot, _ = self._split
+        return [Request(_blocks_task(self.scenario, self.events, m), pilot * m,
+                        (self.index, STREAMS[0]), "coupled-pilot", chunk=m * max(1, 10_000 // m),
+                        keep=False)]
+
+    def prepared(self, samples: list[list]) -> None:
+        if self._stage == "family":
+            super().prepared(samples)
+            return
+        m, _, test = self._split
+        a = np.concatenate([p[0] for p in samples[0]])
+        b = np.concatenate([p[1] for p in samples[0]])
+        fam = self.events
+        labels, ta, tb, _, _, members = with_ranked_unions(
+            fam, fam.labels, a.sum(0), b.sum(0), np.zeros(a.shape[1], np.int64),
+            np.zeros(a.shape[1], np.int64))
+        extra = members[a.shape[1]:]
+        if extra:
+            a = np.hstack([a, np.stack([a[:, u].sum(1) for u in extra], 1)])
+            b = np.hstack([b, np.stack([b[:, u].sum(1) for u in extra], 1)])
+        # Every candidate's complement too: its block counts are m − a and
+        # m − b, no run counted again (a tail {x ≤ t} where the family
+        # lists {x > t}; the outputs outside a union).
+        n = a.shape[1]
+        a, b = np.hstack([a, m - a]), np.hstack([b, m - b])
+        self.plan = plan(a, b, m, test, self._alpha_guess(), self.claim.delta)
+        j = self.plan.column
+        complement = j >= n
+        label = labels[j % n]
+        self.chosen = (f"not ({label})" if complement else label,
+                       tuple(int(i) for i in members[j % n]), complement)
+
+    def _alpha_guess(self) -> float:
+        # The level the plan predicts at: the audit's α share when ``collect``
+        # announced it (``planned_alpha``), else a typical one.  Only the
+        # choice of bet depends on it, never the bound's validity.
+        return getattr(self, "planned_alpha", 0.0) or 0.05
+
+    def pilot_state(self):
+        if self._stage == "family":
+            return (self.witness, self.values)
+        return (self.plan, self.chosen, self._split)
+
+    def restore(self, state) -> None:
+        if self._stage == "family":
+            self.witness, self.values = state
+        else:
+            self.plan, self.chosen, self._split = state
+
+    def _witness_info(self) -> Optional[dict]:
+        """The learned witness as the result document shows it, and whether
+        the tested event is one of its (or a union or complement of them)."""
+        if self.witness is None:
+            return None
+        labels = self.events.labels
+        owns = any(self.witness.owns(labels[i]) for i in self.chosen[1])
+        return {**self.witness.describe(), "chosen": owns}
+
+    def requests(self, trials: int) -> list[Request]:
+        m, _, test = self._split or split(trials)
+        if self.chosen is None:     # asked before the pilot (a stored result's chunk count)
+            return [Request(lambda runs, rng: None, test * m, (self.index, STREAMS[1]),
+                            "coupled", chunk=m * max(1, 10_000 // m))]
+        label, members, _ = self.chosen
+        digest = hashlib.sha256(f"{label}\n{members}\n{m}".encode()).hexdigest()[:16]
+        return [Request(_blocks_task(self.scenario, self.events, m, list(members)), test * m,
+                        (self.index, STREAMS[1]), f"coupled-{digest}",
+                        chunk=m * max(1, 10_000 // m))]
+
+    def conclude(self, samples: list[list], alpha: float) -> CoupledTestResult:
+        sc, claim, p = self.scenario, self.claim, self.plan
+        m, pilot, _ = self._split
+        a = np.concatenate([x[0] for x in samples[0]])
+        b = np.concatenate([x[1] for x in samples[0]])
+        if self.chosen[2]:          # the complement of the counted union
+            a, b = m - a, m - b
+        num, den = (b, a) if p.swapped else (a, b)
+        if p.coupled:
+            eps = coupled_lower_bound(num, den, p.design, alpha, claim.delta)
+        else:
+            eps = independent_lower_bound(num, den, m, alpha, claim.delta)
+        n_test = int(a.size * m)
+        label = self.chosen[0]
+        direction = "l'>l" if p.swapped else "l>l'"
+        nb = one_sided_bounds(int(num.sum()), n_test, alpha / 2)
+        db = one_sided_bounds(int(den.sum()), n_test, alpha / 2)
+        test = EventTest(label, direction, nb, db, eps, p.predicted)
+        curve = _curve(num, den, m, alpha, p, claim.delta, pilot * m)
+        return CoupledTestResult(
+            attack=sc.label.split(":")[0], label=sc.label, claim=claim,
+            group_size=sc.group_size, test=test, trials=pilot * m + n_test,
+            n_selection=pilot * m, n_holdout=n_test, alpha=alpha,
+            max_detectable_epsilon=(max_coupled_epsilon(p.design) if p.coupled else
+                                    max_detectable_epsilon(n_test, alpha / 2, claim.delta)),
+            pair=sc.describe_pair(), rounds=sc.rounds,
+            notes=list(sc.notes) + [
+                f"coupled runs: both sides of each block of {m} runs drew from one seed; "
+                f"the event, its direction and the bet were fixed on {pilot * m:,} pilot runs "
+                f"a side (streams [seed, pair, 5]), the test read {a.size:,} other blocks "
+                f"(streams [seed, pair, 6])"],
+            curve=curve, witness=self._witness_info(),
+            event_text=event_label(label, code_labels(sc.algorithm)),
+            inputs=_short_inputs(sc), block_runs=m, blocks=int(a.size), design=p.design,
+            predicted=p.predicted, coupled_test=p.coupled)
+
+
+def _curve(num, den, m, alpha, p: Plan, delta, pilot: int, points: int = 20) -> dict:
+    """ε_lb on growing prefixes of the held-out blocks (each a valid bound
+    on its own; for reading), against the runs a side spent so far (the
+    pilot's ``pilot`` included)."""
+    k = len(num)
+    keep = np.unique(np.linspace(1, k, min(points, k)).astype(int))
+    bound = coupled_lower_bound if p.coupled else (
+        lambda a, b, d, al, de: independent_lower_bound(a, b, d.m, al, de))
+    eps = [bound(num[:j], den[:j], p.design, alpha, delta) for j in keep]
+    return {"runs_per_side": (pilot + keep * m).tolist(), "epsilon_lower_bound": eps}
+
+
+# Bound is re-exported for callers that build a result by hand.
+__all__ = ["Bound", "CoupledEventTestEvidence", "CoupledTestResult", "block_size", "split"]
