@@ -53,8 +53,9 @@ independent of the calibration's that chose the pair and its bound is an
 ordinary 90% bound, and the stream search builds the same pairs as in the
 calibration.  ``audit run NAME --pair LABEL --mode black-box --trials N
 --confidence 0.9 --seed S`` reproduces it (printed below the table).  Its
-budget: a timing audit of the pair alone at ``--trials`` runs (10⁶ on
-coupled runs, whose blocks grow with the budget; same seed and labels;
+budget: a timing audit of the pair alone at ``--trials`` runs (1.3·10⁶ on
+coupled runs, the least budget whose blocks have the final audit's size,
+512, so its cost per run is the final's; same seed and labels;
 neither its time nor its runs are counted) splits its wall time into
 the counting of the runs (∝ the runs per side), the witness's training
 (∝ its training runs, ``audit.engine.witness.training_runs``) and the rest
@@ -113,7 +114,7 @@ ORDER = list(DP_SNIPER) + ["binary-counter", "smart-sum"]
 CONFIDENCE = 0.90
 REACHED = 0.99          # an exact audit "reaches" the true ε at this fraction of it
 TARGET_SAMPLES = 20_000_000   # the issue's target: a black-box win at ≤ 2·10⁷ samples …
-COUPLED_TIMING = 1_000_000    # runs a side of the timing audit of coupled runs
+COUPLED_TIMING = 1_300_000    # runs a side of the coupled timing audit: blocks of 512 from here on
 TARGET_SECONDS = 60.0         # … and under 60 s (also the limit on a mechanism's total)
 
 
@@ -219,7 +220,7 @@ def budget(cal: BlackBox, seconds: float, max_samples: int) -> int:
         return t0
     if cost(t0) > seconds or samples(t0) > max_samples:
         # The timing audit itself was too long (coupled runs are timed at
-        # 10⁶ runs a side): fewer runs, never below a tenth of it.
+        # 1.3·10⁶ runs a side): fewer runs, never below a tenth of it.
         lo, hi = max(2, t0 // 10), t0
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -266,7 +267,7 @@ def choose_pair(alg, args, cal: BlackBox) -> tuple:
     order = (["optimised"] if "optimised" in cal.labels else []) + cal.labels
     coupled = args.runs == "coupled"
     # Coupled runs come in blocks whose size grows with the budget (their
-    # per-call cost falls): timed at a budget nearer the final one.
+    # per-call cost falls): timed at the least budget with the final's blocks.
     trials = max(args.trials, COUPLED_TIMING) if coupled else args.trials
     for label in dict.fromkeys(order):
         try:
@@ -281,7 +282,7 @@ def choose_pair(alg, args, cal: BlackBox) -> tuple:
 def black_box(alg, args) -> Focused:
     """The calibration on every pair at ``--trials`` runs per side, then the
     chosen pair alone (``choose_pair``) at the budget its timing audit (the
-    same pair at ``--trials``, 10⁶ on coupled runs) projects (``budget``)
+    same pair at ``--trials``, 1.3·10⁶ on coupled runs) projects (``budget``)
     within what the calibration left of ``--seconds`` and
     ``--max-samples``.  On coupled runs, where an ``optimised`` pair exists
     the calibration is skipped (it would choose that pair anyway)."""

@@ -326,6 +326,9 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
         ax = axes[0, 0]
         direction = attack.get("direction", "l>l'")
         num_side, den_side = ("ℓ", "ℓ′") if direction != "l'>l" else ("ℓ′", "ℓ")
+        # On coupled runs tested by a bet, the two intervals are for reading
+        # only: the bound is the bet's, which no per-side interval shows.
+        bet = (attack.get("coupled") or {}).get("test") == "coupled bet"
         tops, ticks = [], []
         for i, (key, side, colour, marker) in enumerate(
                 (("numerator", num_side, BLUE, "o"), ("denominator", den_side, ORANGE, "s"))):
@@ -338,6 +341,10 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
             tops.append(hi)
             ax.errorbar([i], [p], yerr=[[max(p - lo, 0)], [max(hi - p, 0)]], fmt=marker,
                         color=colour, capsize=6, markersize=7, elinewidth=1.6)
+            if bet:
+                ticks.append(f"{what} (run on {side})\nestimate {fmt(p, 3)}\n"
+                             f"(bound: the coupled test's)")
+                continue
             used = lo if key == "numerator" else hi
             ax.plot([i - 0.18, i + 0.18], [used, used], color=colour, linewidth=2.6)
             # The numbers go under each point, in its tick label: text inside
@@ -381,7 +388,8 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
                     _off_scale(ax2, v, lab, col, sty)
             ax2.set_ylim(0, top * 1.15)
             _count_axis(ax2, runs)
-            ax2.set_xlabel("runs per side (selection + held-out halves)")
+            ax2.set_xlabel("runs per side (pilot + held-out blocks)" if attack.get("coupled")
+                           else "runs per side (selection + held-out halves)")
             ax2.set_ylabel("ε lower bound (nats)")
             ax2.set_title("ε lower bound vs budget")
             _legend_below(ax2, ncol=1)

@@ -76,6 +76,22 @@ def _atomic_write(path: str, data, binary: bool = False) -> None:
             os.remove(tmp)
 
 
+def _bounds_cell(a: dict) -> str:
+    """The bounds a black-box result used: two Clopper–Pearson bounds, or on
+    coupled runs the one test it ran."""
+    b, c = a.get("bounds") or {}, a.get("coupled")
+    if c and c.get("test") == "coupled bet":
+        return (f"coupled runs: one bet λ = {fmt(b.get('bet'), 4)} on {fmt(b.get('blocks'))} "
+                f"held-out blocks of {fmt(b.get('block_runs'))} runs a side, denominator counts "
+                f"truncated at {fmt(b.get('truncation'))} (α {fmt(b.get('alpha'), 3)}, one bound)")
+    if c:
+        return (f"coupled runs, tested as independent: p_lo = {fmt(b.get('numerator_lower'))}, "
+                f"p′_hi = {fmt(b.get('denominator_upper'))} (α/2 each of α "
+                f"{fmt(b.get('alpha'), 3)})")
+    return (f"p_lo = {fmt(b.get('numerator_lower'))}, p′_hi = "
+            f"{fmt(b.get('denominator_upper'))} (α each {fmt(b.get('alpha_each'), 3)})")
+
+
 def _is_black(a: dict) -> bool:
     return a.get("mode") == "black-box"
 
@@ -464,7 +480,10 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     if not attacks:
         B.append(("p", "No attack results in this document.", ""))
     if black:
-        B.append(("h", 3, "Black-box (outputs only, Clopper–Pearson bounds on held-out runs)"))
+        coupled = any(a.get("coupled") for a in black)
+        B.append(("h", 3, "Black-box (outputs only, on coupled runs: both sides of a block from "
+                          "one seed)" if coupled else
+                          "Black-box (outputs only, Clopper–Pearson bounds on held-out runs)"))
         rows = []
         for a in black:
             c, b = a.get("counts") or {}, a.get("bounds") or {}
@@ -484,14 +503,15 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                 f"{a.get('event', '?')} (P on {num_side} over P on {den_side})",
                 f"{fmt(c.get('numerator'))}/{fmt(c.get('trials_per_side'))} vs "
                 f"{fmt(c.get('denominator'))}/{fmt(c.get('trials_per_side'))} held-out "
-                f"(+{fmt(c.get('selection_runs_per_side'))} selection runs per side)",
-                f"p_lo = {fmt(b.get('numerator_lower'))}, p′_hi = "
-                f"{fmt(b.get('denominator_upper'))} (α each {fmt(b.get('alpha_each'), 3)})",
+                f"(+{fmt(c.get('selection_runs_per_side'))} "
+                f"{'pilot' if a.get('coupled') else 'selection'} runs per side)",
+                _bounds_cell(a),
                 fmt(a.get("epsilon_lower_bound")), claim_cell, _attack_verdict(doc, a)])
         B.append(("table", ["attack / scenario", "mode",
                             "pair (ℓ vs ℓ′, the answers)" if mechanism else "pair (ℓ vs ℓ′)",
                             "event",
-                            "counts (numerator vs denominator)", "Clopper–Pearson bounds", "ε_lb",
+                            "counts (numerator vs denominator)",
+                            "bounds" if coupled else "Clopper–Pearson bounds", "ε_lb",
                             "claim compared", "verdict"], rows))
     if white:
         B.append(("h", 3, "White-box (exact privacy loss, replaying both runs)"))
@@ -774,8 +794,12 @@ def _draw_figures(doc: dict, out_dir: str, progress=None) -> tuple[dict, Optiona
             tick()                             # the previous attack's figure is done
         what = str(a.get("scenario") or a.get("name") or "attack") + ("-bb" if _is_black(a) else "")
         path = os.path.join(out_dir, f"fig-{i + 1:02d}-{_slug(what)}.png")
+        bet = (a.get("coupled") or {}).get("test") == "coupled bet"
         caption = (f"{_label(a)}: chosen event's probability on both sides (Clopper–Pearson "
-                   f"intervals; thick ticks mark the bounds used) and ε_lb against the budget"
+                   + ("intervals, for reading: the bound is the coupled test's, on the "
+                      "difference of the two sides' block counts)" if bet else
+                      "intervals; thick ticks mark the bounds used)")
+                   + " and ε_lb against the budget"
                    if _is_black(a) else {
                        "per-round": f"{_label(a)}: P_t(2) and P′_t(2) along the history (top) and the "
                                     f"per-round loss ε_t with the per-round claim (bottom)",

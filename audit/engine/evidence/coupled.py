@@ -151,6 +151,17 @@ class CoupledTestResult(EventTestResult):
                         + how)
         return lines
 
+    def _estimates(self) -> dict:
+        """Each side's probability with its Clopper–Pearson bounds at α/2 —
+        the bounds the independent-runs test uses; for reading where the
+        bet decided."""
+        out = {}
+        for side, b in (("numerator", self.test.numerator),
+                        ("denominator", self.test.denominator)):
+            out[side] = {"p_hat": b.count / b.trials if b.trials else 0.0,
+                         "lower": b.lower, "upper": b.upper}
+        return out
+
     def as_dict(self) -> dict:
         d = super().as_dict()
         t, g = self.test, self.design
