@@ -50,7 +50,8 @@ This is testing by betting (Ville's inequality for a product of bets, as
 in Waudby-Smith & Ramdas' confidence sets for bounded means), with one
 bet fixed in advance so that the bound is monotone in c.
 
-May import: numpy and scipy only.
+May import: numpy, scipy and ``audit.engine.bounds`` (the Clopper–Pearson
+bounds of the independent-runs alternative).
 """
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from audit.engine.bounds import _cp_arrays, _eps_lb_array, epsilon_lower_bound, one_sided_bounds
 
 BISECTIONS = 60             # c to ~1e-18 relative: far below any count's resolution
 HEADROOM = 1.25             # c_max = the pilot's ratio × this: room above the estimate
@@ -175,7 +178,6 @@ def independent_lower_bound(a, b, m: int, alpha: float, delta: float = 0.0) -> f
     same one α share).  Valid for any coupling: each side's runs are
     independent of one another, whichever seeds they share with the other
     side's."""
-    from audit.engine.bounds import epsilon_lower_bound, one_sided_bounds
     n = int(np.size(a)) * m
     lo = one_sided_bounds(int(np.sum(a)), n, alpha / 2).lower
     hi = one_sided_bounds(int(np.sum(b)), n, alpha / 2).upper
@@ -198,7 +200,6 @@ def _predicted_independent(sx, sy, n_sel, n_test, alpha, delta, z_sel):
     pilot standard errors low (a zero denominator count counts as one: an
     event never seen on the denominator side is what an unbounded leak
     shows)."""
-    from audit.engine.bounds import _cp_arrays, _eps_lb_array
     p, q = sx / n_sel, np.maximum(sy, 1.0) / n_sel
     # One standard error of ln(p/q), as the bet's prediction takes one of
     # its mean, split between the two rates.

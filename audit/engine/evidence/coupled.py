@@ -29,7 +29,6 @@ May import: ``algorithms.simulate``, ``attacks.events``,
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -37,7 +36,7 @@ import numpy as np
 
 from algorithms.simulate import simulate
 from attacks.events import release_rounds_of
-from audit.engine.bounds import Bound, EventTest, max_detectable_epsilon, one_sided_bounds
+from audit.engine.bounds import EventTest, max_detectable_epsilon, one_sided_bounds
 from audit.engine.coupled import (Design, Plan, coupled_lower_bound, independent_lower_bound,
                                   max_coupled_epsilon, plan)
 from audit.engine.evidence.event_test import (EventTestEvidence, EventTestResult,
@@ -343,6 +342,3 @@ def _curve(num, den, m, alpha, p: Plan, delta, pilot: int, points: int = 20) -> 
     eps = [bound(num[:j], den[:j], p.design, alpha, delta) for j in keep]
     return {"runs_per_side": (pilot + keep * m).tolist(), "epsilon_lower_bound": eps}
 
-
-# Bound is re-exported for callers that build a result by hand.
-__all__ = ["Bound", "CoupledEventTestEvidence", "CoupledTestResult", "block_size", "split"]
