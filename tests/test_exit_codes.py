@@ -367,9 +367,17 @@ def test_run_interrupted_by_a_signal_exits_128_plus_its_number(monkeypatch, caps
     import audit.engine
     from audit.cli.main import main
     _signal_during(monkeypatch, audit.engine, "audit_algorithm", getattr(signal, sig))
+    # Ctrl-C as a terminal delivers it: Python's own handler.  A process
+    # started in the background of a shell without job control (a CI runner
+    # under nohup) inherits SIGINT ignored, and the signal would never arrive.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     store = tmp_path / "s.sqlite"
-    assert main(["run", "private-exp3", "--attack", "canary", "--trials", "2000", "--jobs", "1",
-                 "--store", str(store)]) == code
+    try:
+        code_seen = main(["run", "private-exp3", "--attack", "canary", "--trials", "2000",
+                          "--jobs", "1", "--store", str(store)])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code_seen == code
     err = capsys.readouterr().err
     assert err.startswith("audit: interrupted") and err.count("\n") == 1, err
     assert err.count("audit: interrupted") == 1
