@@ -90,14 +90,22 @@ class Design:
         return 1.0 / (delta + self.c_max * self.trunc / self.m)
 
 
+def _truncated_at(m: int, q_max):
+    """B for each q_max: the Binomial(m, q_max) count exceeded with
+    probability ≤ ``TAIL``, within [1, m] (m where q_max is 1)."""
+    q = np.asarray(q_max, float)
+    with np.errstate(invalid="ignore"):
+        b = np.clip(stats.binom.isf(TAIL, m, np.minimum(q, 1 - 1e-12)), 1, m)
+    return np.where(q >= 1.0, m, b)
+
+
 def truncation(m: int, q_max: float) -> tuple[int, float]:
     """(B, τ): B the Binomial(m, q_max) count exceeded with probability ≤
     ``TAIL`` (at least 1), τ = E[(b − B)⁺] — summed as Σ_{j ≥ B} P(b > j),
     rounded up."""
     if q_max >= 1.0:
         return m, 0.0
-    trunc = int(max(1, stats.binom.isf(TAIL, m, q_max)))
-    trunc = min(trunc, m)
+    trunc = int(_truncated_at(m, q_max))
     j = np.arange(trunc, m)
     tau = float(stats.binom.sf(j, m, q_max).sum()) if j.size else 0.0
     # Rounded up by more than the sum's floating-point error (the bound
@@ -119,11 +127,8 @@ def denominator_certified(b, d: Design, alpha: float) -> bool:
     """Whether the Clopper–Pearson upper bound on Q from the blocks' Σ b is
     at most q_max (the case the factors assume)."""
     b = np.asarray(b)
-    n = int(b.size) * d.m
-    k = int(b.sum())
-    if k >= n:
-        return d.q_max >= 1.0
-    return bool(stats.beta.isf(alpha, k + 1, n - k) <= d.q_max)
+    _, hi = _cp_arrays(int(b.sum()), int(b.size) * d.m, alpha)
+    return bool(hi <= d.q_max)
 
 
 def coupled_lower_bound(a, b, d: Design, alpha: float, delta: float = 0.0) -> float:
@@ -139,20 +144,28 @@ def coupled_lower_bound(a, b, d: Design, alpha: float, delta: float = 0.0) -> fl
         raise ValueError("a and b must be non-empty 1-d arrays of the same length")
     if np.any(a < 0) or np.any(a > d.m) or np.any(b < 0) or np.any(b > d.m):
         raise ValueError("block counts must lie in [0, m]")
-    need = math.log(1.0 / alpha)
-    if d.lam == 0.0 or not denominator_certified(b, d, alpha) \
-            or log_capital(a, b, d, 1.0, delta) < need:
+    if d.lam == 0.0 or not denominator_certified(b, d, alpha):
         return 0.0
-    if log_capital(a, b, d, d.c_max, delta) >= need:
-        return math.log(d.c_max)
+    c = _largest_rejected(a, b, d, math.log(1.0 / alpha), delta)
+    return math.log(c) if c else 0.0
+
+
+def _largest_rejected(a, b, d: Design, need: float, delta: float, scale: float = 1.0,
+                      steps: int = BISECTIONS) -> float:
+    """The largest c in [1, c_max] with ``scale`` · ln Π_j f_j(c) ≥ ``need``
+    (0 where c = 1 falls short): the capital falls as c grows, so the
+    rejected c form an interval and a bisection finds its end."""
+    def rejected(c):
+        return log_capital(a, b, d, c, delta) * scale >= need
+    if not rejected(1.0):
+        return 0.0
+    if rejected(d.c_max):
+        return d.c_max
     lo, hi = 1.0, d.c_max
-    for _ in range(BISECTIONS):
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
-        if log_capital(a, b, d, mid, delta) >= need:
-            lo = mid
-        else:
-            hi = mid
-    return math.log(lo)
+        lo, hi = (mid, hi) if rejected(mid) else (lo, mid)
+    return lo
 
 
 @dataclass(frozen=True)
@@ -161,9 +174,9 @@ class Plan:
     column in the pilot's count matrix), its direction (True: the second
     side is the numerator), the test — ``coupled`` (the design's bet) or
     not (two Clopper–Pearson bounds at α/2 on the blocks' totals, where the
-    pilot saw the coupling gain nothing: an output the changed input moves
-    to another output, not a little) — and the ε the pilot predicts (for
-    reading only)."""
+    pilot predicts more from them: an event seen on one side only, or one
+    the coupling does not keep together) — and the ε the pilot predicts
+    (for reading only)."""
 
     column: int
     swapped: bool
@@ -182,6 +195,14 @@ def independent_lower_bound(a, b, m: int, alpha: float, delta: float = 0.0) -> f
     lo = one_sided_bounds(int(np.sum(a)), n, alpha / 2).lower
     hi = one_sided_bounds(int(np.sum(b)), n, alpha / 2).upper
     return epsilon_lower_bound(lo, hi, delta)
+
+
+def plan_lower_bound(a, b, p: Plan, alpha: float, delta: float = 0.0) -> float:
+    """ε_lb of the held-out blocks' counts under the test the plan chose:
+    the coupled bet, or the two Clopper–Pearson bounds on the totals."""
+    if p.coupled:
+        return coupled_lower_bound(a, b, p.design, alpha, delta)
+    return independent_lower_bound(a, b, p.design.m, alpha, delta)
 
 
 def caution(alpha: float, candidates: int) -> float:
@@ -213,10 +234,7 @@ def _predicted_independent(sx, sy, n_sel, n_test, alpha, delta, z_sel):
 
 
 def _q_max(count: np.ndarray, n: int) -> np.ndarray:
-    k = np.asarray(count, float)
-    with np.errstate(invalid="ignore"):
-        hi = stats.beta.isf(Q_MAX_LEVEL, k + 1, n - k)
-    hi = np.where(k >= n, 1.0, hi)
+    _, hi = _cp_arrays(count, n, Q_MAX_LEVEL)
     return np.minimum(1.0, hi * Q_MAX_HEADROOM)
 
 
@@ -267,12 +285,7 @@ def plan(a, b, m: int, k_test: int, alpha: float, delta: float = 0.0) -> Plan:
         sx, sy = x.sum(0), y.sum(0)
         c_max = np.maximum((sx + 0.5) / (sy + 0.5) * HEADROOM, 1.0 + 1e-9)
         q_max = _q_max(sy, k_sel * m)
-        # B for each candidate (the Binomial(m, q_max) tail quantile).
-        with np.errstate(invalid="ignore"):
-            trunc = np.where(q_max >= 1.0, m,
-                             np.clip(stats.binom.isf(TAIL, m, np.minimum(q_max, 1 - 1e-12)),
-                                     1, m))
-        cap = LAMBDA_SHARE / (delta + c_max * trunc / m)
+        cap = LAMBDA_SHARE / (delta + c_max * _truncated_at(m, q_max) / m)   # Design.cap
         eps = _predicted(sx, sy, (x * x).sum(0), (y * y).sum(0), (x * y).sum(0), k_sel, m,
                          k_test, alpha, delta, c_max, cap, z_sel)
         indep = _predicted_independent(sx, sy, k_sel * m, k_test * m, alpha, delta, z_sel)
@@ -301,14 +314,9 @@ def _tune(x, y, base: Design, k_test: int, alpha: float, delta: float) -> Design
     best, best_c = Design(**{**base.__dict__, "lam": cap}), 0.0
     for lam in np.geomspace(cap / 1e4, cap, 60):
         d = Design(**{**base.__dict__, "lam": float(lam)})
-        if log_capital(x, y, d, 1.0, delta) * scale < need:
-            continue
-        lo, hi = 1.0, base.c_max
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if log_capital(x, y, d, mid, delta) * scale >= need else (lo, mid)
-        if lo > best_c:
-            best, best_c = d, lo
+        c = _largest_rejected(x, y, d, need, delta, scale, steps=40)
+        if c > best_c:
+            best, best_c = d, c
     return best
 
 

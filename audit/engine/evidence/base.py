@@ -78,6 +78,9 @@ class Evidence:
     kind: str = ""
     shares: int = 0
     unit: str = "runs"
+    # The α of each of its bounds, announced by ``collect`` before any
+    # stage runs (a pilot that plans its test for a level reads it).
+    planned_alpha: float = 0.0
 
     def __init__(self, scenario, index: int, claim):
         self.scenario, self.index, self.claim = scenario, index, claim

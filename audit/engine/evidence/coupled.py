@@ -22,7 +22,7 @@ Where the independent test would add a learned witness or release events
 (``event_test``), their pilot runs first, on the same streams 3 and 4, and
 the coupled pilot counts them with the scenario's own events.
 
-May import: ``algorithms.simulate``, ``attacks.events``,
+May import: ``algorithms.simulate``, ``attacks.events``, ``audit.execution.runs``,
 ``audit.engine.bounds``, ``audit.engine.coupled``, ``audit.engine.sampling``,
 ``audit.engine.unions``, ``audit.engine.words``, ``audit.engine.evidence``.
 """
@@ -37,11 +37,11 @@ import numpy as np
 from algorithms.simulate import simulate
 from attacks.events import release_rounds_of
 from audit.engine.bounds import EventTest, max_detectable_epsilon, one_sided_bounds
-from audit.engine.coupled import (Design, Plan, coupled_lower_bound, independent_lower_bound,
-                                  max_coupled_epsilon, plan)
+from audit.engine.coupled import Design, Plan, max_coupled_epsilon, plan, plan_lower_bound
 from audit.engine.evidence.event_test import (EventTestEvidence, EventTestResult,
                                               _short_inputs)
 from audit.engine.sampling import Request
+from audit.execution.runs import DEFAULT_CHUNK
 from audit.engine.unions import with_ranked_unions
 from audit.engine.words import code_labels, event_label
 
@@ -51,6 +51,11 @@ TARGET_BLOCKS = 2_000       # held-out blocks aimed at; the block size follows f
 MIN_BLOCK, MAX_BLOCK = 16, 512
 MIN_PILOT_BLOCKS = 20
 BLOCKS = 0x626c6b          # "blk": the spawn-key word of a chunk's block seeds
+
+
+def _chunk(m: int) -> int:
+    """Runs a stored chunk holds: whole blocks, about ``DEFAULT_CHUNK``."""
+    return m * max(1, DEFAULT_CHUNK // m)
 
 
 def block_size(test_runs: int) -> int:
@@ -92,14 +97,13 @@ def _blocks_task(scenario, events, m: int, members=None):
     def task(runs, rng):
         if runs % m:
             raise ValueError(f"coupled blocks: {runs} runs is not a multiple of {m}")
-        sizes = [m] * (runs // m)
         # Built from the chunk's own seed, not spawned from its object (whose
         # spawn counter a second run of the same chunk would have moved).
         ss = rng.bit_generator.seed_seq
         seeds = [np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (BLOCKS, j))
-                 for j in range(len(sizes))]
-        a = [count(scenario.losses_a, n, s) for n, s in zip(sizes, seeds)]
-        b = [count(scenario.losses_b, n, s) for n, s in zip(sizes, seeds)]
+                 for j in range(runs // m)]
+        a = [count(scenario.losses_a, m, s) for s in seeds]
+        b = [count(scenario.losses_b, m, s) for s in seeds]
         dtype = np.int32 if members is None else np.int64
         return np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
     return task
@@ -227,7 +231,7 @@ class CoupledEventTestEvidence(EventTestEvidence):
         self._stage = "blocks"
         m, pilot, _ = self._split
         return [Request(_blocks_task(self.scenario, self.events, m), pilot * m,
-                        (self.index, STREAMS[0]), "coupled-pilot", chunk=m * max(1, 10_000 // m),
+                        (self.index, STREAMS[0]), "coupled-pilot", chunk=_chunk(m),
                         keep=False)]
 
     def prepared(self, samples: list[list]) -> None:
@@ -261,7 +265,7 @@ class CoupledEventTestEvidence(EventTestEvidence):
         # The level the plan predicts at: the audit's α share when ``collect``
         # announced it (``planned_alpha``), else a typical one.  Only the
         # choice of bet depends on it, never the bound's validity.
-        return getattr(self, "planned_alpha", 0.0) or 0.05
+        return self.planned_alpha or 0.05
 
     def pilot_state(self):
         if self._stage == "family":
@@ -287,12 +291,12 @@ class CoupledEventTestEvidence(EventTestEvidence):
         m, _, test = self._split or split(trials)
         if self.chosen is None:     # asked before the pilot (a stored result's chunk count)
             return [Request(lambda runs, rng: None, test * m, (self.index, STREAMS[1]),
-                            "coupled", chunk=m * max(1, 10_000 // m))]
+                            "coupled", chunk=_chunk(m))]
         label, members, _ = self.chosen
         digest = hashlib.sha256(f"{label}\n{members}\n{m}".encode()).hexdigest()[:16]
         return [Request(_blocks_task(self.scenario, self.events, m, list(members)), test * m,
                         (self.index, STREAMS[1]), f"coupled-{digest}",
-                        chunk=m * max(1, 10_000 // m))]
+                        chunk=_chunk(m))]
 
     def conclude(self, samples: list[list], alpha: float) -> CoupledTestResult:
         sc, claim, p = self.scenario, self.claim, self.plan
@@ -302,10 +306,7 @@ class CoupledEventTestEvidence(EventTestEvidence):
         if self.chosen[2]:          # the complement of the counted union
             a, b = m - a, m - b
         num, den = (b, a) if p.swapped else (a, b)
-        if p.coupled:
-            eps = coupled_lower_bound(num, den, p.design, alpha, claim.delta)
-        else:
-            eps = independent_lower_bound(num, den, m, alpha, claim.delta)
+        eps = plan_lower_bound(num, den, p, alpha, claim.delta)
         n_test = int(a.size * m)
         label = self.chosen[0]
         direction = "l'>l" if p.swapped else "l>l'"
@@ -323,8 +324,8 @@ class CoupledEventTestEvidence(EventTestEvidence):
             notes=list(sc.notes) + [
                 f"coupled runs: both sides of each block of {m} runs drew from one seed; "
                 f"the event, its direction and the bet were fixed on {pilot * m:,} pilot runs "
-                f"a side (streams [seed, pair, 5]), the test read {a.size:,} other blocks "
-                f"(streams [seed, pair, 6])"],
+                f"a side (streams [seed, pair, {STREAMS[0]}]), the test read {a.size:,} other "
+                f"blocks (streams [seed, pair, {STREAMS[1]}])"],
             curve=curve, witness=self._witness_info(),
             event_text=event_label(label, code_labels(sc.algorithm)),
             inputs=_short_inputs(sc), block_runs=m, blocks=int(a.size), design=p.design,
@@ -337,8 +338,6 @@ def _curve(num, den, m, alpha, p: Plan, delta, pilot: int, points: int = 20) -> 
     pilot's ``pilot`` included)."""
     k = len(num)
     keep = np.unique(np.linspace(1, k, min(points, k)).astype(int))
-    bound = coupled_lower_bound if p.coupled else (
-        lambda a, b, d, al, de: independent_lower_bound(a, b, d.m, al, de))
-    eps = [bound(num[:j], den[:j], p.design, alpha, delta) for j in keep]
+    eps = [plan_lower_bound(num[:j], den[:j], p, alpha, delta) for j in keep]
     return {"runs_per_side": (pilot + keep * m).tolist(), "epsilon_lower_bound": eps}
 
