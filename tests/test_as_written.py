@@ -146,11 +146,21 @@ def test_a_class_on_numpys_global_generator_is_reproducible_anywhere(tmp_path, c
     assert one == two == dask
 
 
-def test_a_class_that_seeds_from_os_entropy_is_refused(capsys):
+def test_a_class_that_seeds_from_os_entropy_is_audited_black_box_and_not_reproducible(
+        tmp_path, capsys):
+    """A class on ``np.random.Generator(np.random.PCG64())`` (OS entropy):
+    its runs are independent draws, so it is audited black-box — the
+    correct one consistent — and the summary, the reproduce line and the
+    result document say no seed reproduces it."""
+    out = tmp_path / "r"
     assert main(["run", f"{MOD}:EntropyGreedy", "--epsilon", "1", "--trials", "2000",
-                 "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert "cannot seed" in err and "PCG64()" in err and err.count("\n") == 1
+                 "--report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "not reproducible: this code draws randomness the audit cannot seed" in text
+    assert "rerun (not reproducible" in text
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["reproducible"] is False and "cannot seed" in doc["not_reproducible"]
+    assert doc["verdict"] == "consistent"
 
 
 def test_python_random_is_captured():

@@ -71,6 +71,7 @@ SMALL = {"run": {"--trials": "2000", "--jobs": "1"}, "regret": {"--runs": "200",
 BENCHMARK_ARGS = {
     "throughput.py": ["--runs", "2000", "--horizon", "100", "--jobs", "1", "--only", "exp3"],
     "replay.py": ["--only", "scaled coin"],
+    "reexecution.py": ["--only", "truncated geometric"],
     "tightness.py": ["--cases", "1:2000", "--jobs", "1"],
     "distributed.py": ["--trials", "10000", "--repeat", "1"],
     "whitebox_validity.py": ["--seeds", "1", "--trials", "200", "--jobs", "1"],

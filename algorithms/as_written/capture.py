@@ -31,8 +31,9 @@ Not captured: a generator built from OS entropy in another way
 (``np.random.Generator(np.random.PCG64())``, ``random.SystemRandom``,
 ``os.urandom``), or a global function imported by name before the audit
 (``from numpy.random import laplace``).  The audit's reproducibility
-check (the same seed twice must give the same outputs) refuses such code
-with one line.
+check (the same seed twice must give the same outputs) finds such code; it
+is audited black-box, its runs made one after another in one process, and
+the result says no seed reproduces it.
 
 May import: numpy and the standard library.
 """

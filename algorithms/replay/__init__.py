@@ -3,7 +3,9 @@ mechanism over a stream of answers whose randomness is uniform draws that it
 compares (after monotone steps such as shifting or scaling) or uses as a
 value of few values is run on chosen draws (``tracer``: the generator and the
 arrays that watch what the code does with them), and its output law is
-built from the cells its comparisons cut (``law``).  The ``replay`` mode
+built from the cells its comparisons cut (``law``); every law is confirmed
+by re-executing the unmodified code on plain values at points of every cell
+before it is returned (``confirm``).  The ``replay`` mode
 (``audit.engine.evidence.replay``) reports a pair's exact ε from it.
 It lives beside ``algorithms.simulate`` (both run a mechanism's code) and is
 light on purpose (numpy only): ``audit list`` and the ``optimised`` attack

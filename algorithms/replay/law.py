@@ -18,7 +18,10 @@ elements; per direction Σ_parts max_y ln P(y)/P′(y) (∞ where P′(y) = 0 <
 P(y)), attained by the output made of each part's best y — one output of
 positive probability, so a certificate for pure ε.
 
-May import: numpy and ``algorithms.replay.tracer`` (no engine: ``audit list``
+Before a law is returned, ``confirm`` re-executes the unmodified code on
+plain values at points of every cell; any disagreement refuses the replay.
+
+May import: numpy, ``algorithms.replay.tracer`` and ``algorithms.replay.confirm`` (no engine: ``audit list``
 and the attacks ask ``replay_applies``).
 """
 from __future__ import annotations
@@ -26,11 +29,12 @@ from __future__ import annotations
 import decimal
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
 
+from algorithms.replay.confirm import PER_CELL, PlainGenerator, reexecute
 from algorithms.replay.tracer import (RANDOM_GRID, REPLAY_SEED, ReplayGenerator, ReplayRefused,
                                       RunGenerator, Traced, conversions, empty_deps, sealed)
 
@@ -50,6 +54,12 @@ class OutputLaw:
     labels: tuple           # what each output element is (e.g. "round 1 code")
     cells: int              # joint cells replayed at the end
     steps: int              # refinement steps
+    confirmed: int = 0      # points per cell (at most) at which re-execution confirmed it (0: not run)
+    reexecuted: int = 0     # runs of the unmodified code that confirmed it
+    # What re-execution needs: per part (output elements, draw elements,
+    # cells, each cell's output), and the draw elements a run makes.
+    plan: tuple = field(default=(), repr=False, compare=False)
+    draws_per_run: float = field(default=0.0, repr=False, compare=False)
 
 
 def _outputs(alg, losses, runs: int, rng, scope: str):
@@ -122,7 +132,7 @@ def _not_a_draw(x: Traced) -> Traced:
     return x.settled("a uniform draw itself is part of the output")
 
 
-def _per_run_outputs(alg, losses, runs: int, assign: dict):
+def _per_run_outputs(alg, losses, runs: int, assign: dict, fill=None):
     """Code written one call or one object per run (``Learner.one_run``: a
     function or a class as written): each run on a replay generator of its
     own — numpy's and Python's global uniform draws, and the generators the
@@ -135,8 +145,9 @@ def _per_run_outputs(alg, losses, runs: int, assign: dict):
     current = RunGenerator()
     with sealed(route=current, seed=REPLAY_SEED):
         for r in range(runs):
-            gen = current.gen = ReplayGenerator(_chooser(assign, runs, run=r), first_id=first,
-                                                limit=MAX_RUN_DRAWS, single_run=True)
+            make = ReplayGenerator if fill is None else PlainGenerator
+            gen = current.gen = make(_chooser(assign, runs, run=r, fill=fill), first_id=first,
+                                     limit=MAX_RUN_DRAWS, single_run=True)
             with conversions() as seen:
                 out = _user(lambda: one_run(losses, gen, REPLAY_SEED))
                 flat = _flatten(out, "the code")
@@ -172,15 +183,20 @@ def _user(call):
                             f"{exc}") from exc
 
 
-def _batch(alg, losses, runs: int, assign: dict, scope: str):
+def _batch(alg, losses, runs: int, assign: dict, scope: str, fill=None):
     """One replay of ``runs`` runs with the draws ``assign`` chooses:
     (values (runs, m), deps (runs, m), labels, [(run or None, generator)])
     — a stream mechanism's init/feed/act on one generator with the runs
     axis first, a batched function likewise, or code written one call or
-    one object per run."""
+    one object per run.  With ``fill`` (``confirm.filler``): a
+    re-execution on plain values, the draws ``assign`` leaves open drawn
+    by ``fill``."""
     if per_run(alg):
-        return _per_run_outputs(alg, losses, runs, assign)
-    rng = ReplayGenerator(_chooser(assign, runs), limit=MAX_BATCH_DRAWS)
+        return _per_run_outputs(alg, losses, runs, assign, fill)
+    if fill is None:
+        rng = ReplayGenerator(_chooser(assign, runs), limit=MAX_BATCH_DRAWS)
+    else:
+        rng = PlainGenerator(_chooser(assign, runs, fill=fill), limit=math.inf)
     if alg.learner.one_batch is not None:
         current = RunGenerator()
         current.gen = rng
@@ -312,11 +328,40 @@ def _cells(cuts: dict, elems: tuple):
     return out
 
 
-def output_law(alg, losses, scope: str = "output") -> OutputLaw:
+_LAWS: dict = {}        # (id(alg), scope, confirm, input) -> (alg, law): one law per input
+MAX_KEPT_LAWS = 256
+
+
+def output_law(alg, losses, scope: str = "output", confirm: bool = True) -> OutputLaw:
+    """``replay_law``, kept per algorithm object and input: pairs that share
+    an input (the search's pairs share their base) replay and confirm it
+    once."""
+    losses = np.asarray(losses, dtype=float)
+    key = (id(alg), scope, confirm, losses.shape, losses.tobytes())
+    kept = _LAWS.get(key)
+    other = _LAWS.get((id(alg), scope, not confirm, losses.shape, losses.tobytes()))
+    if kept is None and not confirm:
+        kept = other
+    if kept is not None and kept[0] is alg:
+        return kept[1]
+    if confirm and other is not None and other[0] is alg:
+        law = confirmed(alg, losses, scope, other[1])      # traced already: re-execute only
+    else:
+        law = replay_law(alg, losses, scope, confirm)
+    if len(_LAWS) >= MAX_KEPT_LAWS:
+        _LAWS.pop(next(iter(_LAWS)))
+    _LAWS[key] = (alg, law)
+    return law
+
+
+def replay_law(alg, losses, scope: str = "output", confirm: bool = True) -> OutputLaw:
     """The exact law of ``alg``'s output on ``losses`` (module docstring);
     ``scope`` "transcript" adds the released values, "codes" leaves out the
-    numbers.  Raises ``ReplayRefused`` where the code cannot be replayed
-    exactly."""
+    numbers.  ``confirm``: re-execute the unmodified code at points of every
+    cell (``confirm.reexecute``) before the law is returned — left out only
+    where a law ranks candidates and is computed again, confirmed, before
+    any figure rests on it.  Raises ``ReplayRefused`` where the code cannot
+    be replayed exactly, or its re-execution disagrees."""
     if not _replayable(alg):
         raise ReplayRefused("only mechanisms over a stream of answers written as init/feed/act, "
                             "and code written one call or one object per run, are replayed")
@@ -348,33 +393,57 @@ def output_law(alg, losses, scope: str = "output") -> OutputLaw:
     else:
         raise ReplayRefused(f"the cuts did not settle in {MAX_STEPS} replays")
     _replays_agree(alg, losses, scope, runs, assign, values)
-    laws = []
+    laws, checked = [], []
     for group, es, cs, n in zip(parts, elems, cells, counts):
         law: dict = {}
-        for r, combo in enumerate(itertools.product(*cs)):
+        combos = list(itertools.product(*cs))
+        outs = []
+        for r, combo in enumerate(combos):
             p = Fraction(1)
             for e, (lo, hi) in zip(es, combo):
                 p *= Fraction(hi - lo, _size(e))
             y = tuple(_plain(values[r, j]) for j in group)
             law[y] = law.get(y, Fraction(0)) + p
+            outs.append(y)
         if sum(law.values()) != 1:
             raise ReplayRefused("the replayed cells do not cover the draws")   # a tracer bug
         laws.append(law)
-    return OutputLaw(parts, tuple(laws), labels, sum(counts), step + 1)
+        checked.append((group, es, combos, outs))
+    law = OutputLaw(parts, tuple(laws), labels, sum(counts), step + 1,
+                    plan=tuple(checked),
+                    draws_per_run=sum(g._next - g._first for _, g in gens) / max(1, runs))
+    return confirmed(alg, losses, scope, law) if confirm else law
 
 
-def _chooser(assign: dict, runs: int, run=None):
+def confirmed(alg, losses, scope: str, law: OutputLaw) -> OutputLaw:
+    """``law`` confirmed by re-executing the code on its cells
+    (``confirm.reexecute``), or ``ReplayRefused``."""
+    runs = reexecute(lambda n, chosen, fill: _batch(alg, losses, n, chosen, scope, fill)[0],
+                     law.plan, law.labels, per_run(alg), losses.shape[0], law.draws_per_run,
+                     _plain)
+    return replace(law, confirmed=PER_CELL, reexecuted=runs)
+
+
+def _chooser(assign: dict, runs: int, run=None, fill=None):
     """The replay generator's choice: per logical draw element (kind, low,
-    high, n), the grid indices ``assign[element]`` (one per run), 0
-    elsewhere; for the generator of one ``run``, that run's entries."""
+    high, n), the grid indices ``assign[element]`` (one per run), elsewhere
+    0, or with ``fill`` indices it draws (``fill(grid size, count)``); for
+    the generator of one ``run``, that run's entries."""
+    def rest(draw, count):
+        return 0 if fill is None else fill(draw.size, count)
+
+    def one(sig, pos, size):
+        """One draw of the one ``run``: its grid index."""
+        col = assign.get((*sig, pos))
+        if col is not None:
+            return int(col[run])
+        return 0 if fill is None else int(fill(size, 1)[0])
+
     def choose(draw, shape):
         if run is not None:
             m = int(np.prod(shape, dtype=np.int64))
-            idx = np.zeros(m, dtype=np.int64)
-            for pos in range(m):
-                col = assign.get((*draw.sig, draw.start + pos))
-                if col is not None:
-                    idx[pos] = col[run]
+            idx = np.array([one(draw.sig, draw.start + pos, draw.size) for pos in range(m)],
+                           dtype=np.int64)
             return idx.reshape(shape)
         if not shape or shape[0] != runs:
             raise ReplayRefused(f"a draw ({draw.kind}) has no runs axis first")
@@ -382,9 +451,10 @@ def _chooser(assign: dict, runs: int, run=None):
         idx = np.zeros((runs, m), dtype=np.int64)
         for pos in range(m):
             col = assign.get((*draw.sig, draw.start + pos))
-            if col is not None:
-                idx[:, pos] = col
+            idx[:, pos] = rest(draw, runs) if col is None else col
         return idx.reshape(shape)
+    if run is not None:
+        choose.one = one
     return choose
 
 
@@ -477,7 +547,9 @@ def replay_cells(alg):
         return kept[1]
     try:
         losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
-        cells = output_law(alg, losses, replay_scope(alg)).cells
+        # a probe of applicability and cost, not a figure: not re-executed
+        # (the replay evidence confirms every law it uses)
+        cells = output_law(alg, losses, replay_scope(alg), confirm=False).cells
     except Exception:       # noqa: BLE001 - refused, or the code failed on the replay
         cells = None
     _APPLIES[id(alg)] = (alg, cells)

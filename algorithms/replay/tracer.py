@@ -42,6 +42,7 @@ May import: numpy only.
 from __future__ import annotations
 
 import bisect
+import decimal
 import itertools
 import math
 import operator
@@ -156,10 +157,12 @@ class Traced:
     def _map(self, f):
         """The same view ``f`` of the values, dependencies, draw ids and the
         steps' constants."""
+        # an element of an object array comes back as a plain int: kept 0-d
+        deps = np.asarray(f(self.deps), dtype=object)
         if self.raw is None:
-            return Traced(f(self.values), f(self.deps))
+            return Traced(f(self.values), deps)
         ops = tuple((u, None if c is None else f(c), first) for u, c, first in self.ops)
-        return Traced(f(self.values), f(self.deps), f(self.raw), self.draw, ops)
+        return Traced(f(self.values), deps, np.asarray(f(self.raw)), self.draw, ops)
 
     def copy(self):
         return Traced(self.values.copy(), self.deps.copy(), self.raw, self.draw, self.ops)
@@ -188,7 +191,9 @@ class Traced:
         why = (f"{what} (only comparisons of a draw, or a value of it taking at most "
                f"{MAX_VALUES} values, can be replayed exactly)")
         draw, ids = self.draw, self.raw.ravel()
-        if not self.ops:
+        if not self.ops or (draw.kind == "integers" and draw.size <= MAX_VALUES):
+            # an integer draw of few values, stepped or not: every value its
+            # own cell (no bisection needed: each cell is one point)
             if draw.kind != "integers" or draw.size > MAX_VALUES:
                 raise ReplayRefused(why)
             for e in ids.tolist():         # every integer its own cell
@@ -250,6 +255,9 @@ class Traced:
         """Record the cuts of ``self op other`` (``other op self`` when
         ``first``): the grid points where its outcome changes."""
         shape = np.broadcast_shapes(self.shape, np.shape(other))
+        for t in np.ravel(other):
+            if not (isinstance(t, (float, np.floating)) and not math.isfinite(t)):
+                exact_value(t)          # a type the replay compares exactly, or refused
         if not self.ops:
             op = _FLIP[_CMP[ufunc]] if first else _CMP[ufunc]
             self.draw.record(np.broadcast_to(self.raw, shape),
@@ -302,14 +310,16 @@ class Traced:
         deps = x.deps if cdeps is None else _or(x.deps, np.broadcast_to(cdeps, shape))
         step = (ufunc, None if const is None else np.broadcast_to(const, shape), i == 1)
         out = Traced(values, np.array(deps, dtype=object), x.raw, x.draw, x.ops + (step,))
-        out._check_range()
-        return out
+        # a step that wraps an integer around is no monotone step: the draw
+        # is then cut at every value it takes and numpy's own arithmetic
+        # (wrap-around included) computes each cell's value
+        return out if out._in_range() else None
 
-    def _check_range(self) -> None:
+    def _in_range(self) -> bool:
         """Every step must be monotone on the whole grid: finite floats (no
-        overflow to ∞, hence no NaN) and integers without wrap-around, checked
-        at both ends of the grid — each step is monotone, so the values in
-        between lie between the ends'."""
+        overflow to ∞, hence no NaN: refused) and integers without
+        wrap-around (False), checked at both ends of the grid — each step is
+        monotone, so the values in between lie between the ends'."""
         sel = np.arange(self.size)
         for k in (0, self.draw.size - 1):
             v = self.draw.value(np.full(self.size, k, dtype=np.int64))
@@ -326,7 +336,8 @@ class Traced:
                         (cc.astype(object), exact) if first else (exact, cc.astype(object)))
                     exact = u(*eargs)
                     if not all(int(a) == int(b) for a, b in zip(v.ravel(), exact.ravel())):
-                        raise ReplayRefused("a step of an integer draw wraps around")
+                        return False
+        return True
 
     # -- conversions to plain numbers.  A value computed from comparisons is
     # the same on a whole cell, so one run's code may branch on it or turn
@@ -400,8 +411,14 @@ class Traced:
     __sub__, __rsub__ = _binary(np.subtract), _binary(np.subtract, True)
     __mul__, __rmul__ = _binary(np.multiply), _binary(np.multiply, True)
     __truediv__, __rtruediv__ = _binary(np.true_divide), _binary(np.true_divide, True)
-    __and__, __rand__ = _binary(np.logical_and), _binary(np.logical_and, True)
-    __or__, __ror__ = _binary(np.logical_or), _binary(np.logical_or, True)
+    # ``&``, ``|``, ``^``, ``~`` and shifts are numpy's bitwise ufuncs, as on
+    # arrays (logical on booleans, bitwise on integers): a drawn integer
+    # through them is cut at every value it takes, never read as a truth value
+    __and__, __rand__ = _binary(np.bitwise_and), _binary(np.bitwise_and, True)
+    __or__, __ror__ = _binary(np.bitwise_or), _binary(np.bitwise_or, True)
+    __xor__, __rxor__ = _binary(np.bitwise_xor), _binary(np.bitwise_xor, True)
+    __lshift__, __rlshift__ = _binary(np.left_shift), _binary(np.left_shift, True)
+    __rshift__, __rrshift__ = _binary(np.right_shift), _binary(np.right_shift, True)
     __floordiv__, __rfloordiv__ = _binary(np.floor_divide), _binary(np.floor_divide, True)
     __mod__, __rmod__ = _binary(np.remainder), _binary(np.remainder, True)
     __pow__, __rpow__ = _binary(np.power), _binary(np.power, True)
@@ -418,7 +435,7 @@ class Traced:
         return self._convert(lambda v: format(v.item() if v.ndim == 0 else v, spec))
 
     def __invert__(self):
-        return np.logical_not(self)
+        return np.invert(self)
 
     def __neg__(self):
         return np.negative(self)
@@ -539,6 +556,25 @@ _FUNCTIONS = {np.where: _where, np.searchsorted: _searchsorted,
               np.ndim: lambda x: len(_shape(x)), np.size: lambda x: int(np.prod(_shape(x)))}
 
 
+def exact_value(t) -> Fraction:
+    """The exact rational value of a finite number the code compares a draw
+    with: a Python or numpy integer, float (every width, ``longdouble``
+    included) or bool, a ``Fraction`` or a ``Decimal``.  Anything else —
+    a type whose comparison with a double the replay does not know —
+    refuses."""
+    if isinstance(t, (bool, np.bool_)):
+        return Fraction(int(t))
+    if isinstance(t, (int, np.integer, Fraction)):
+        return Fraction(int(t)) if isinstance(t, np.integer) else Fraction(t)
+    if isinstance(t, (float, np.floating, decimal.Decimal)):
+        if isinstance(t, decimal.Decimal) and not t.is_finite():
+            raise ReplayRefused("the code compares a uniform draw with a Decimal that is not "
+                                "a finite number")
+        return Fraction(*t.as_integer_ratio())
+    raise ReplayRefused(f"the code compares a uniform draw with a {type(t).__name__}, whose "
+                        f"comparison with a number an exact replay does not follow")
+
+
 class Draw:
     """One uniform draw call: its grid (``rng.random``: k/2^53 for k in
     [0, 2^53); ``rng.integers``: the integers in [low, high)), the ids of
@@ -549,9 +585,14 @@ class Draw:
     its elements are that kind's draws ``start``, ``start + 1``, … of the
     run."""
 
-    def __init__(self, kind: str, low: int, high: int, ids: np.ndarray, start: int = 0):
+    def __init__(self, kind: str, low: int, high: int, ids: np.ndarray, start: int = 0,
+                 dtype=None):
         self.kind, self.low, self.high, self.ids = kind, low, high, ids
         self.start = start
+        # the dtype the code asked for (``integers(..., dtype=np.uint8)``):
+        # its values carry it, so numpy's own arithmetic on them wraps
+        # around as it does in the code
+        self.dtype = np.dtype(np.float64 if kind == "random" else (dtype or np.int64))
         self.cuts: dict = {}
 
     @property
@@ -567,14 +608,15 @@ class Draw:
         """The draw values at grid indices ``index``."""
         if self.kind == "random":
             return np.asarray(index, dtype=np.float64) / RANDOM_GRID
-        return np.asarray(index, dtype=np.int64) + self.low
+        return (np.asarray(index, dtype=np.int64) + self.low).astype(self.dtype)
 
     def _on_grid(self, t) -> Fraction:
-        """The threshold t in grid units, exactly (the scaling of a double
-        by 2^53 is exact, and integers compare exactly)."""
-        if self.kind == "random":
-            return Fraction(float(t)) * RANDOM_GRID
-        return Fraction(t.item() if hasattr(t, "item") else t) - self.low
+        """The threshold t in grid units, exactly: the value t holds, not a
+        double near it (``Fraction(2, 3)``, ``Decimal(2) / 3`` and
+        ``np.longdouble(2) / 3`` lie between two grid points, and Python and
+        numpy compare a double with them exactly)."""
+        return exact_value(t) * RANDOM_GRID if self.kind == "random" else \
+            exact_value(t) - self.low
 
     def _first_at_least(self, t) -> int:
         """The first grid index whose value is ≥ t."""
@@ -608,6 +650,35 @@ class Draw:
                 cuts.update((self._first_at_least(t), self._first_above(t)))
 
 
+_BOUNDS: dict = {}
+
+
+def _bounds(dtype) -> tuple:
+    """The least and greatest values of an integer (or bool) dtype."""
+    got = _BOUNDS.get(dtype)
+    if got is None:
+        dt = np.dtype(dtype)
+        if dt.kind not in "iub":
+            raise TypeError(f"Unsupported dtype {dt} for integers")
+        got = _BOUNDS[dtype] = ((0, 1) if dt.kind == "b"
+                                else (int(np.iinfo(dt).min), int(np.iinfo(dt).max)))
+    return got
+
+
+def integer_range(low, high, dtype, endpoint) -> tuple:
+    """``integers``' arguments as the half-open range [low, high) of Python
+    ints, checked against ``dtype`` as numpy checks them."""
+    if high is None:
+        low, high = 0, low
+    low, high = operator.index(low), operator.index(high)
+    high += bool(endpoint)
+    info = _bounds(dtype)
+    if low < info[0] or high - 1 > info[1] or low >= high:
+        dt = np.dtype(dtype)
+        raise ValueError(f"integers: [{low}, {high}) is empty or out of bounds for {dt}")
+    return low, high
+
+
 class ReplayGenerator:
     """A stand-in for ``numpy.random.Generator`` whose uniform draws return
     the values ``choose(draw, shape) -> grid indices`` asks for, as
@@ -625,7 +696,9 @@ class ReplayGenerator:
         self._taken: dict = {}          # draws of each kind per run so far
         self.from_seed = 0              # generators the run's code built from its seed
 
-    def _make(self, kind, low, high, size):
+    def _allocate(self, kind, low, high, size, dtype=None):
+        """The bookkeeping of one draw call: (its ``Draw``, the chosen grid
+        indices, its shape)."""
         shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
         n = int(np.prod(shape)) if shape else 1
         if self._next + n - self._first > self.limit:
@@ -637,14 +710,24 @@ class ReplayGenerator:
         start = self._taken.get(sig, 0)
         self._taken[sig] = start + (n if self.single_run or not shape
                                     else int(np.prod(shape[1:], dtype=np.int64)))
-        draw = Draw(kind, low, high, ids, start)
-        index = np.asarray(self.choose(draw, shape))
+        draw = Draw(kind, low, high, ids, start, dtype)
+        return draw, np.asarray(self.choose(draw, shape)), shape
+
+    def _make(self, kind, low, high, size, dtype=None):
+        draw, index, shape = self._allocate(kind, low, high, size, dtype)
         self.draws.append(draw)
         deps = np.empty(shape, dtype=object)
         flat = deps.reshape(-1)
-        for k, i in enumerate(ids.reshape(-1)):
+        for k, i in enumerate(draw.ids.reshape(-1)):
             flat[k] = 1 << int(i)
-        return Traced(draw.value(index).reshape(shape), deps, ids, draw)
+        return Traced(draw.value(index).reshape(shape), deps, draw.ids, draw)
+
+    def python_int(self, x):
+        """An integer draw as Python's ``random`` and numpy's legacy
+        scalar functions return it: a plain ``int`` there; here the traced
+        value itself (its dtype is int64, whose arithmetic re-execution
+        checks against Python's)."""
+        return x
 
     def random(self, size=None, dtype=np.float64, out=None):
         if out is not None or np.dtype(dtype) != np.float64:
@@ -652,33 +735,38 @@ class ReplayGenerator:
         return self._make("random", 0, RANDOM_GRID, size)
 
     def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
-        if high is None:
-            low, high = 0, low
-        low, high = operator.index(low), operator.index(high)
-        return self._make("integers", low, high + 1 if endpoint else high, size)
+        low, high = integer_range(low, high, dtype, endpoint)
+        return self._make("integers", low, high, size, dtype)
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """numpy's choice with replacement, made as numpy makes it: a
         uniform integer index, or with ``p`` the uniform searched in the
         normalised cumulative sums (``Generator.choice`` and
         ``RandomState.choice`` alike)."""
+        pop, idx = self._choice_index(a, size, replace, p, axis)
+        if pop.ndim == 0:
+            return self.python_int(idx) if size is None else idx
+        return self._pick(pop, idx)
+
+    def _choice_index(self, a, size, replace, p, axis):
+        """(the population as an array, the drawn index)."""
         if not replace or axis != 0:
             raise ReplayRefused("rng.choice without replacement or along another axis")
         pop = np.asarray(a)
         n = operator.index(a) if pop.ndim == 0 else len(pop)
         if p is None:
-            idx = self.integers(0, n, size)
-        else:
-            p = np.asarray(p, dtype=np.float64)
-            if p.ndim != 1 or p.size != n or (p < 0).any() or not np.isfinite(p).all() \
-                    or abs(p.sum() - 1.0) > math.sqrt(np.finfo(np.float64).eps):
-                raise ValueError("probabilities must be a 1-D array of non-negative numbers "
-                                 "summing to 1, one per choice")
-            cdf = p.cumsum()
-            cdf /= cdf[-1]
-            idx = _searchsorted(cdf, self.random(size), side="right")
-        if pop.ndim == 0:
-            return idx
+            return pop, self.integers(0, n, size)
+        p = np.asarray(p, dtype=np.float64)
+        if p.ndim != 1 or p.size != n or (p < 0).any() or not np.isfinite(p).all() \
+                or abs(p.sum() - 1.0) > math.sqrt(np.finfo(np.float64).eps):
+            raise ValueError("probabilities must be a 1-D array of non-negative numbers "
+                             "summing to 1, one per choice")
+        _check_choice_formula(p)
+        cdf = p.cumsum()
+        cdf /= cdf[-1]
+        return pop, _searchsorted(cdf, self.random(size), side="right")
+
+    def _pick(self, pop, idx):
         idx = idx.settled("rng.choice")
         return Traced(pop[idx.values], idx.deps)
 
@@ -719,6 +807,30 @@ def _check_uniform_formula(low: float, high: float) -> None:
         _UNIFORM_CHECKED[(low, high)] = ok
     if not ok:
         raise ReplayRefused("numpy's uniform does not round as low + (high - low)·u here")
+
+
+_CHOICE_CHECKED: dict = {}
+
+
+def _check_choice_formula(p: np.ndarray) -> None:
+    """numpy's ``choice(n, p=p)`` is the uniform searched (side "right") in
+    the normalised cumulative sums of ``p``.  Checked once per ``p``, draw
+    for draw, against both of numpy's generators on 256 draws of a fixed
+    seed: the replay and its re-execution both make choices so."""
+    key = p.tobytes()
+    ok = _CHOICE_CHECKED.get(key)
+    if ok is None:
+        ok = True
+        cdf = p.cumsum()
+        cdf /= cdf[-1]
+        for make in _NUMPY_GENERATORS:
+            u = make(20261127).random(256)
+            ok &= bool(np.array_equal(make(20261127).choice(p.size, 256, p=p),
+                                      np.searchsorted(cdf, u, side="right")))
+        _CHOICE_CHECKED[key] = ok
+    if not ok:
+        raise ReplayRefused("numpy's choice(p=...) does not search the uniform in the "
+                            "cumulative sums here")
 
 
 _SEAL = threading.Lock()
@@ -809,12 +921,23 @@ def _routes(run: "RunGenerator", seed) -> dict:
         return gen.random(dims or None)
 
     def randint(low, high=None, size=None, dtype=int):
-        return gen.integers(low, high, size)
+        # numpy's legacy randint: a plain int for one draw of the default dtype
+        x = gen.integers(low, high, size, dtype=np.int64 if dtype is int else dtype)
+        return gen.python_int(x) if size is None and dtype is int else x
 
     def randrange(start, stop=None, step=1):
-        if step != 1:
-            raise ReplayRefused("random.randrange with a step")
-        return gen.integers(0, start) if stop is None else gen.integers(start, stop)
+        if stop is None:
+            return gen.python_int(gen.integers(0, start))
+        if step == 1:
+            return gen.python_int(gen.integers(start, stop))
+        # Python's own: start + step·randbelow(n), n the values in range
+        step = operator.index(step)
+        if step == 0:
+            raise ValueError("zero step for randrange()")
+        n = (stop - start + step - 1) // step if step > 0 else (stop - start + step + 1) // step
+        if n <= 0:
+            raise ValueError("empty range in randrange")
+        return start + step * gen.python_int(gen.integers(0, n))
 
     def py_uniform(a, b):
         return a + (b - a) * gen.random()       # Python's own formula
@@ -855,7 +978,7 @@ def _routes(run: "RunGenerator", seed) -> dict:
     legacy = {"random": late("random"), "random_sample": late("random"),
               "sample": late("random"), "rand": rand, "randint": randint,
               "choice": late("choice"), "uniform": late("uniform")}
-    python = {"random": lambda: gen.random(), "randint": lambda a, b: gen.integers(a, b + 1),
+    python = {"random": lambda: gen.random(), "randint": lambda a, b: gen.python_int(gen.integers(a, b + 1)),
               "randrange": randrange, "uniform": py_uniform, "choice": py_choice,
               "choices": py_choices}
 

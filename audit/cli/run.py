@@ -194,7 +194,7 @@ def cmd_run(args):
             paths = write_report(doc, args.report, progress=lambda: phase.update(1))
     if args.quiet:  # the verdict, and the command that reproduces it (a CI log needs it)
         print(verdict_line(result, args.algorithm))
-        print(f"  reproduce: {result.command}")
+        print("\n".join(result.reproduce_lines()))
     else:
         print(result.summary(verbose=args.verbose))
     if note:  # reused chunks are worth knowing even with --quiet

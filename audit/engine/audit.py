@@ -98,13 +98,27 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         scenarios = only_pairs(scenarios, pairs, alg.name, skipped_search=(
             attacks is None and "black-box" in wanted and SEARCH not in names))
     check_scenarios(scenarios, claim)
-    check_randomness(scenarios)
+    unseeded = check_randomness(scenarios)
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
+    not_reproducible = next(iter(unseeded.values()), None)
+    left_out: list = []
+    if unseeded:
+        # The white-box modes read the code's own draws (replayed or
+        # recorded), which it does not take from the audit.
+        left_out = sorted({m for sc, ms in zip(scenarios, white) for m in ms
+                           if id(sc.algorithm) in unseeded})
+        white = [[] if id(sc.algorithm) in unseeded else ms for sc, ms in zip(scenarios, white)]
+        if left_out and "black-box" not in wanted and not any(white):
+            raise ValueError(f"--mode {left_out[0]}: {alg.name} draws randomness the audit "
+                             f"cannot seed, and the white-box modes need its draws; run the "
+                             f"black-box mode instead")
     fingerprint = None
-    if executor is not None and executor.store is not None:
+    if executor is not None and executor.store is not None and not unseeded:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
                                         witness, pairs, coupled)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
+    if unseeded:
+        ex = in_process(ex)
     sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs))
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.  With
@@ -163,8 +177,11 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
-                       refused=tuple(refusal_reason(found) for found in refused.values()),
+                       refused=tuple(refusal_reason(found) for found in refused.values())
+                       + ((f"they need the code's own draws, and {not_reproducible}",)
+                          if unseeded and left_out else ()),
                        notes=tuple(audit_notes(alg, claim, scenarios, black)),
+                       not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command))
 
@@ -267,20 +284,36 @@ def variant_command(command: str, changes: dict) -> str:
     return shlex.join(parts)
 
 
-def check_randomness(scenarios) -> None:
-    """Refuse (``ValueError``) an algorithm whose learner draws randomness
-    outside the generator it is given, once per algorithm run, on the
-    losses of its scenario with the longest prefix (randomness drawn only in
-    later rounds shows there): chunk seeding is what makes the runs
-    reproducible and independent, so nothing is simulated for evidence
-    before this holds."""
+def check_randomness(scenarios) -> dict:
+    """Check, once per algorithm run, on the losses of its scenario with the
+    longest prefix (randomness drawn only in later rounds shows there), that
+    its learner draws its randomness from the generator it is given: chunk
+    seeding is what makes the runs reproducible and independent, so nothing
+    is simulated for evidence before this is known.  Runs that are copies
+    of one another are refused (``ValueError``); the algorithms whose
+    randomness the audit cannot seed are returned (``id`` → the reason):
+    their runs are independent, but only in one process, one after another
+    (``in_process``), and no seed reproduces them."""
     longest = {}
     for sc in scenarios:
         key = id(sc.algorithm)
         if key not in longest or (sc.rounds or 0) > (longest[key].rounds or 0):
             longest[key] = sc
-    for sc in longest.values():
-        check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
+    out = {}
+    for key, sc in longest.items():
+        why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
+        if why is not None:
+            out[key] = why
+    return out
+
+
+def in_process(ex: Executor) -> Executor:
+    """The executor for code the audit cannot seed: every chunk in this
+    process, nothing kept.  A worker process that imported the code afresh
+    could restart a generator the code built at import from the same state
+    as another worker's, making their runs copies; here each run continues
+    the code's own stream, and a kept chunk would only be replayed."""
+    return Executor(jobs=1)
 
 
 def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.95,
@@ -291,8 +324,9 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     together with probability ≥ ``confidence``.  Streams are those of
     ``audit_algorithm`` with the same scenarios in the same order."""
     check_scenarios(scenarios, claim)
-    check_randomness(scenarios)
+    ex = executor or Executor(jobs=jobs)
+    if check_randomness(scenarios):
+        ex = in_process(ex)
     evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
                 for i, sc in enumerate(scenarios)]
-    return collect(evidence, trials, confidence,
-                   Sampler(seed, executor or Executor(jobs=jobs), progress))
+    return collect(evidence, trials, confidence, Sampler(seed, ex, progress))

@@ -4,11 +4,15 @@ any evidence.
 
 The tool seeds one generator per chunk of runs, so an audit gives the same
 result for any number of workers, and its bounds assume the chunks are
-independent.  A learner that draws from numpy's global functions
-(``np.random.laplace``), from Python's ``random`` or from an unseeded
-generator of its own gives results no seed reproduces; one that builds
-``np.random.default_rng(0)`` itself makes every chunk the same runs, so the
-"independent" runs behind a bound are copies.  The pilot shows both:
+independent.  A learner that draws from OS entropy (``secrets``,
+``random.SystemRandom``, a library's own generator, a generator built at
+import) gives results no seed reproduces, yet its runs are independent
+draws of its output: it is audited black-box, in this process one run
+after another (a worker process importing it afresh could restart a
+generator built at import from the same state), and the result says it is
+not reproducible.  One that builds ``np.random.default_rng(0)`` itself
+makes every chunk the same runs, so the "independent" runs behind a bound
+are copies: refused.  The pilot shows both:
 
 * two simulations from generators built from the same seed must agree on
   everything the audit reads (actions, the points of a learner that plays
@@ -51,8 +55,9 @@ ADVICE = ("draw every random number from the rng argument of init/act/feed (not 
 # and random, or a generator built from its seed: those are captured per run.
 ADVICE_AS_WRITTEN = ("draw from the seed it is given, np.random, random, or a generator built "
                      "from that seed or with no seed (np.random.default_rng()); not from OS "
-                     "entropy some other way (np.random.PCG64(), random.SystemRandom, "
-                     "os.urandom) or a function imported by name (from numpy.random import …)")
+                     "entropy some other way (np.random.PCG64(), random.SystemRandom, secrets, "
+                     "os.urandom, a library's own generator), a generator built at import or a "
+                     "function imported by name (from numpy.random import …)")
 
 
 def _outside(alg: Algorithm) -> str:
@@ -62,6 +67,9 @@ def _outside(alg: Algorithm) -> str:
 
 def _advice(alg: Algorithm) -> str:
     return ADVICE_AS_WRITTEN if (alg.extra or {}).get("as_written") else ADVICE
+
+
+NOT_SEEDED = "this code draws randomness the audit cannot seed"
 
 
 class RandomnessError(ValueError):
@@ -116,13 +124,17 @@ def _runs_alike(tr: Trace) -> bool:
 
 def check_own_randomness(alg: Algorithm, losses: np.ndarray, advice: Optional[np.ndarray] = None,
                          rounds: Optional[int] = None, runs: int = RUNS,
-                         max_rounds: int = ROUNDS) -> None:
-    """Raise ``RandomnessError`` (a ``ValueError``, one line naming ``alg``)
-    if its learner, simulated for ``runs`` runs over the first
+                         max_rounds: int = ROUNDS) -> Optional[str]:
+    """Whether ``alg``'s learner, simulated for ``runs`` runs over the first
     ``min(rounds, max_rounds)`` rounds of ``losses`` (with ``advice``),
-    draws randomness outside the generator it is given (module docstring).
-    An exception in the learner's code propagates as the simulation raises
-    it (``UserCodeError``)."""
+    draws all its randomness from the generator it is given (module
+    docstring): None if so; where the same seed gives other outputs, the
+    reason the audit cannot reproduce it (``NOT_SEEDED``: its runs are
+    still independent draws of its output, so black-box evidence on them
+    is valid, but no seed reproduces them).  Raises ``RandomnessError`` (a
+    ``ValueError``, one line naming ``alg``) where its runs are copies of
+    one another from one seed to the next.  An exception in the learner's
+    code propagates as the simulation raises it (``UserCodeError``)."""
     losses = np.asarray(losses)
     T = losses.shape[0] if rounds is None else min(int(rounds), losses.shape[0])
     m = max(1, min(T, max_rounds))
@@ -133,8 +145,8 @@ def check_own_randomness(alg: Algorithm, losses: np.ndarray, advice: Optional[np
     again = simulate(alg, losses, runs, _rng(0), **kwargs)
     where = _first_difference(first, again)
     if where is not None:
-        raise RandomnessError(f"algorithm {alg.name} draws randomness {_outside(alg)}: two "
-                              f"simulations with the same seed differ {where}; {_advice(alg)}")
+        return (f"{NOT_SEEDED} (two simulations with the same seed differ {where}); to make "
+                f"it reproducible, {_advice(alg)}")
     other = simulate(alg, losses, runs, _rng(1), **kwargs)
     if _first_difference(first, other) is None and not _runs_alike(first):
         raise RandomnessError(f"algorithm {alg.name} draws randomness {_outside(alg)}: its "

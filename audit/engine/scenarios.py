@@ -136,8 +136,9 @@ def _search(alg: Algorithm, checked: bool, trials: Optional[int] = None):
     losses, advice = search.interface_input(alg)
     if not checked:
         check_interface(alg, losses, advice)
-    # Randomness the tool cannot seed is refused before the pilot simulates
-    # (the audit checks every scenario again once the pairs are known).
+    # Runs that are copies of one another are refused before the pilot
+    # simulates (the audit checks every scenario again once the pairs are
+    # known, and runs code it cannot seed in this process).
     check_own_randomness(alg, losses, advice)
     if not alg.learner.reads_first:
         return search.scenarios(alg, progress=active().phase, trials=trials)

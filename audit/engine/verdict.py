@@ -52,6 +52,9 @@ class AuditResult:
     # parameters (``audit.engine.audit.strongest_evidence``).
     notes: tuple = ()
     strongest: Optional[dict] = None
+    # Why no seed reproduces this audit (code drawing randomness the audit
+    # cannot seed), or None: its bounds hold, its figures are not repeatable.
+    not_reproducible: Optional[str] = None
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -89,6 +92,8 @@ class AuditResult:
             "white_box_refused": list(self.refused),
             "runtime_seconds": self.runtime_seconds,
             "reproduce": self.command,
+            "reproducible": self.not_reproducible is None,
+            **({"not_reproducible": self.not_reproducible} if self.not_reproducible else {}),
             "regret": self.regret,
             "notes": list(self.notes),
             "strongest_evidence": self.strongest,
@@ -130,9 +135,18 @@ class AuditResult:
         # What the audit could not read of the claim's output: one line each.
         lines += [f"  note: {n}" for n in self.notes]
         lines.append("  " + self._verdict_line())
-        lines.append(f"  reproduce: {self.command}")
+        lines += self.reproduce_lines()
         lines += self._strongest_lines()
         return "\n".join(lines)
+
+    def reproduce_lines(self) -> list[str]:
+        """The command that reruns the audit, and where no seed reproduces
+        it, why."""
+        if not self.not_reproducible:
+            return [f"  reproduce: {self.command}"]
+        return [f"  not reproducible: {self.not_reproducible}; its runs are still independent, "
+                f"so the bounds hold, but the same seed gives other figures",
+                f"  rerun (not reproducible: other figures each time): {self.command}"]
 
     def _strongest_lines(self) -> list[str]:
         """Where the strongest evidence was found, when at swept parameters."""
@@ -192,7 +206,7 @@ class AuditResult:
         lines.append(f"  ε lower bound: {self.epsilon_lower_bound:.6g}   "
                      f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
         lines.append("  " + self._verdict_line())
-        lines.append(f"  reproduce: {self.command}")
+        lines += self.reproduce_lines()
         lines += self._strongest_lines()
         return "\n".join(lines)
 

@@ -528,7 +528,8 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                 _label(a), f"white-box ({a.get('kind', '?')})", scope_cell,
                 str(a.get("event", "?")), cnt, bnd,
                 ("exact for the draws the code was observed to make (rests on "
-                 + ", ".join(r.get("basis", "?") for r in a.get("rests_on") or []) + ")"
+                 + ", ".join(r.get("short") or r.get("basis", "?")
+                             for r in a.get("rests_on") or []) + ")"
                  if a.get("rests_on") else "exact — no statistical error") if a.get("exact")
                 else f"statistical ({_pct(conf)} overall)",
                 fmt(a.get("epsilon_lower_bound")),
@@ -604,9 +605,17 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     # -- reproduce
     B.append(("h", 2, "Reproduce"))
     B.append(("code", str(doc.get("reproduce") or "(no command recorded)")))
-    B.append(("p", f"Seed {budget.get('seed', '?')}: every run's random stream is derived from "
-                   f"it, so the same command gives the same counts on any number of workers. "
-                   f"Re-render this report without re-running: audit report result.json --out DIR", ""))
+    if doc.get("reproducible", True):
+        B.append(("p", f"Seed {budget.get('seed', '?')}: every run's random stream is derived "
+                       f"from it, so the same command gives the same counts on any number of "
+                       f"workers. Re-render this report without re-running: audit report "
+                       f"result.json --out DIR", ""))
+    else:
+        B.append(("p", f"Not reproducible: {doc.get('not_reproducible', '')}. Its runs were "
+                       f"made one after another in one process, so they are independent and "
+                       f"the bounds hold, but the same command gives other counts each time. "
+                       f"Re-render this report without re-running: audit report result.json "
+                       f"--out DIR", ""))
 
     # -- budget
     B.append(("h", 2, "Budget and what the verdict means"))

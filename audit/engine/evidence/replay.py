@@ -8,6 +8,10 @@ probability whose log-ratio it is.  Which output is part of the claim: the
 codes and numbers the mechanism releases, and the released values where
 the claim is about the transcript.
 
+Every law is confirmed before it is used: the unmodified code runs again
+on plain values at points of every cell (``algorithms.replay.confirm``),
+and any output that differs refuses the replay.
+
 Where the code does anything else with a draw (another law, arithmetic on
 a draw, a draw-dependent branch) the replay is refused with the reason and
 the result claims nothing (ε_lb 0, not exact).
@@ -70,14 +74,21 @@ class ReplayEvidence(Evidence):
                         f"{la.cells} and {lb.cells} joint cells of the draws, refined in "
                         f"{la.steps} and {lb.steps} replays until no comparison cut a cell; "
                         f"each output's probability is the exact length of its cells")
+        notes.insert(1, f"confirmed by re-executing the unmodified code on plain values at "
+                        f"every point of each cell of at most {la.confirmed:,} points, else at "
+                        f"its 2 corners and {la.confirmed - 2:,} random points "
+                        f"({la.reexecuted:,} and {lb.reexecuted:,} runs): every one gave its "
+                        f"cell's output")
         details = {"directions": pair.directions, "direction": pair.direction,
                    "parts": len(pair.best), "cells": [la.cells, lb.cells],
+                   "confirmed_by_reexecution": {"points_per_cell": la.confirmed,
+                                                "runs": [la.reexecuted, lb.reexecuted]},
                    "best_output": [{"elements": [la.labels[j] for j in g],
                                     "values": list(v), "p": float(p), "p_other": float(q)}
                                    for g, v, p, q in pair.best]}
         result = WhiteBoxResult(sc.label, "replay", scope, eps, claim.epsilon, what, event,
                                 exact=exact, details=details, notes=notes)
-        result.rests_on = ("replay",)
+        result.rests_on = ("reexecution",)
         return result
 
 

@@ -20,6 +20,7 @@ from audit.engine.evidence.base import EvidenceResult
 from audit.engine.privacy_loss import scope_of
 from audit.engine.models.scalar_state.recursion import state_model_of
 from algorithms.replay import replay_applies
+from algorithms.replay.confirm import PER_CELL, words as confirm_words
 
 WHITE_MODES = ("per-round", "search", "pld", "recursion", "integral", "replay")
 # What a white-box figure can rest on, in words (the result document and
@@ -28,9 +29,11 @@ REST_WORDS = {
     "identity": "recorded-draw identity (the code's own draws reproduce what it released)",
     "replay": "deterministic replay of the code's own functions",
     "statistical": "a statistical check of the declaration",
+    "reexecution": confirm_words(""),
 }
 REST_SHORT = {"identity": "recorded-draw identity", "replay": "deterministic replay",
-              "statistical": "statistical check"}
+              "statistical": "statistical check",
+              "reexecution": f"replay, confirmed by re-execution at {PER_CELL:,} points per cell"}
 # Exact losses are sums of floating-point terms; a loss that equals the claim
 # in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
 # a violation because of rounding.
@@ -148,7 +151,8 @@ class WhiteBoxResult(EvidenceResult):
                 "claim_compared": {"value": self.claim_value, "what": self.claim_label},
                 "verdict": verdict, "intermediate_object": self.intermediate,
                 "event": self.event, "exact": self.exact,
-                "rests_on": [{"basis": b, "meaning": REST_WORDS[b]} for b in self.rests_on],
+                "rests_on": [{"basis": b, "meaning": REST_WORDS[b], "short": REST_SHORT[b]}
+                             for b in self.rests_on],
                 **({"exact_means": "exact for the draws the code was observed to make"}
                    if self.exact else {}),
                 **({"pair_worst_case": self.pair_worst_case.as_dict()

@@ -62,6 +62,7 @@ def replay_pair_epsilon(alg, a, b) -> float:
     (``algorithms.replay``); 0 where the replay is refused on this pair."""
     scope = replay_scope(alg)
     try:
-        return pair_epsilon(output_law(alg, a, scope), output_law(alg, b, scope)).epsilon
+        return pair_epsilon(output_law(alg, a, scope, confirm=False),
+                            output_law(alg, b, scope, confirm=False)).epsilon
     except ReplayRefused:
         return 0.0
