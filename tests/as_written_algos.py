@@ -482,3 +482,27 @@ def randomized_response_each(x, rng, epsilon=1.0):
 
 
 randomized_response_each.claim_epsilon = 1.0
+
+
+# ------------------------------- randomness the audit cannot seed (OS entropy)
+_SYSTEM = random.SystemRandom()
+
+
+def system_randomized_response(x, epsilon=1.0):
+    """Randomized response on ``random.SystemRandom`` (OS entropy, as
+    security-minded code draws): ε-DP, and no seed reproduces it."""
+    bit = int(x[0] >= 0.5)
+    return bit if _SYSTEM.random() < math.exp(epsilon) / (1 + math.exp(epsilon)) else 1 - bit
+
+
+def half_noise_secrets_randomized_response(x, epsilon=1.0):
+    """The same on ``secrets``, with half the noise: a lie with probability
+    0.134470 (half of 1/(1 + e)), the truth otherwise, so its true ε is
+    ln(865 530/134 470) = 1.862 at ε = 1."""
+    import secrets
+    bit = int(x[0] >= 0.5)
+    return 1 - bit if secrets.randbelow(10 ** 6) < 134_470 else bit
+
+
+system_randomized_response.claim_epsilon = 1.0
+half_noise_secrets_randomized_response.claim_epsilon = 1.0

@@ -163,6 +163,24 @@ def test_a_class_that_seeds_from_os_entropy_is_audited_black_box_and_not_reprodu
     assert doc["verdict"] == "consistent"
 
 
+@pytest.mark.parametrize("fn,code", [("system_randomized_response", 0),
+                                     ("half_noise_secrets_randomized_response", 1)])
+def test_os_entropy_is_audited_black_box_and_said_not_reproducible(fn, code, tmp_path, capsys):
+    """``random.SystemRandom`` and ``secrets`` cannot be seeded: the correct
+    function is consistent, the half-noise one (true ε 1.862 against 1) a
+    violation — black-box at 20 000 runs a side, where missing it has
+    probability far below 10⁻⁶ — and both summaries and documents say no
+    seed reproduces them."""
+    out = tmp_path / "r"
+    assert main(["run", f"{MOD}:{fn}", "--horizon", "1", "--trials", "20000", "--no-store",
+                 "--report", str(out)]) == code
+    text = capsys.readouterr().out
+    assert "not reproducible: this code draws randomness the audit cannot seed" in text
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["reproducible"] is False
+    assert all(a["mode"] == "black-box" for a in doc["attacks"])
+
+
 def test_python_random_is_captured():
     alg = build(f"{MOD}:PythonRandomGreedy", epsilon=1.0, horizon=20)
     x = simulate(alg, np.zeros((20, 2)), 30, np.random.default_rng(3)).actions

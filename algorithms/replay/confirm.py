@@ -55,9 +55,10 @@ MAX_DRAWS = 10 ** 7             # draw elements of one vectorised re-execution
 def words(what: str) -> str:
     """What a confirmed replay rests on, in words."""
     return (f"a replay of the code on chosen uniform draws, confirmed by re-executing the "
-            f"unmodified code at {PER_CELL:,} points per cell ({CORNERS} corners and "
-            f"{POINTS:,} at random: a misread covering {MISSED_SHARE:.0%} of a cell escapes "
-            f"with probability below {_power(ESCAPE)}){what}")
+            f"unmodified code at {PER_CELL:,} points per cell (every point of a cell that has "
+            f"no more; else {CORNERS} corners and {POINTS:,} at random: a misread covering "
+            f"{MISSED_SHARE:.0%} of a cell escapes with probability below "
+            f"{_power(ESCAPE)}){what}")
 
 
 def _power(x: float) -> str:

@@ -360,6 +360,10 @@ def _banner(doc: dict) -> dict:
     else:
         lines.append(overall)
     lines += _bound_origin(doc)
+    if not doc.get("reproducible", True):
+        lines.append("Not reproducible: this code draws randomness the audit cannot seed; its "
+                     "runs are independent, so the bounds hold, but a rerun gives other counts "
+                     "(see Reproduce).")
     for reason in doc.get("white_box_refused") or []:
         lines.append(f"White-box modes were not used ({reason}); the verdict rests on the "
                      f"black-box audit.")
