@@ -128,7 +128,7 @@ def _name(elem) -> str:
 
 def _shown(elem, index: int):
     kind, low = elem[0], elem[1]
-    return repr(index / 2 ** 53) if kind == "random" else str(index + low)
+    return repr(index / RANDOM_GRID) if kind == "random" else str(index + low)
 
 
 def reexecute(run, plan, labels, per_run: bool, rounds: int, draws_per_run: float,
@@ -159,7 +159,10 @@ def reexecute(run, plan, labels, per_run: bool, rounds: int, draws_per_run: floa
         stride = np.ones_like(lo)
         for j in range(len(elems) - 2, -1, -1):
             stride[:, j] = stride[:, j + 1] * np.where(every, hi[:, j + 1] - lo[:, j + 1], 1)
-        tables.append((group, elems, lo, hi, outs, every, starts, stride))
+        want = np.empty((len(outs), len(group)), dtype=object)     # each cell's output
+        for i, y in enumerate(outs):
+            want[i, :] = y
+        tables.append((group, elems, lo, hi, outs, every, starts, stride, want))
     total = max((int(t[6][-1]) for t in tables), default=1)
     if per_run and total * max(1, rounds) > MAX_RUN_ROUNDS:
         raise ReplayRefused(f"confirming the replay would re-execute the code {total:,} times "
@@ -168,7 +171,7 @@ def reexecute(run, plan, labels, per_run: bool, rounds: int, draws_per_run: floa
     for start in range(0, total, chunk):
         q = np.arange(start, min(total, start + chunk), dtype=np.int64)
         assign, picks = {}, []
-        for group, elems, lo, hi, outs, every, starts, stride in tables:
+        for group, elems, lo, hi, outs, every, starts, stride, _ in tables:
             qi = q % starts[-1]                     # a part with fewer runs goes round again
             c = np.searchsorted(starts, qi, side="right") - 1
             k = qi - starts[c]
@@ -179,10 +182,7 @@ def reexecute(run, plan, labels, per_run: bool, rounds: int, draws_per_run: floa
                 assign[e] = np.where(every[c], a + (k // stride[c, j]) % (b - a), sampled)
             picks.append(c)
         values = np.frompyfunc(plain, 1, 1)(run(q.size, assign, fill))
-        for (group, elems, lo, hi, outs, *_), c in zip(tables, picks):
-            want = np.empty((len(outs), len(group)), dtype=object)
-            for i, y in enumerate(outs):
-                want[i, :] = y
+        for (group, elems, lo, hi, outs, *_, want), c in zip(tables, picks):
             same = np.asarray(values[:, list(group)] == want[c], dtype=bool).all(axis=1)
             if same.all():
                 continue

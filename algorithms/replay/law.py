@@ -328,7 +328,7 @@ def _cells(cuts: dict, elems: tuple):
     return out
 
 
-_LAWS: dict = {}        # (id(alg), scope, confirm, input) -> (alg, law): one law per input
+_LAWS: dict = {}        # (id(alg), scope, input, confirmed) -> (alg, law): one law per input
 MAX_KEPT_LAWS = 256
 
 
@@ -337,20 +337,18 @@ def output_law(alg, losses, scope: str = "output", confirm: bool = True) -> Outp
     an input (the search's pairs share their base) replay and confirm it
     once."""
     losses = np.asarray(losses, dtype=float)
-    key = (id(alg), scope, confirm, losses.shape, losses.tobytes())
-    kept = _LAWS.get(key)
-    other = _LAWS.get((id(alg), scope, not confirm, losses.shape, losses.tobytes()))
-    if kept is None and not confirm:
-        kept = other
-    if kept is not None and kept[0] is alg:
-        return kept[1]
-    if confirm and other is not None and other[0] is alg:
-        law = confirmed(alg, losses, scope, other[1])      # traced already: re-execute only
+    key = (id(alg), scope, losses.shape, losses.tobytes())
+    kept = {c: got[1] for c in (True, False)
+            if (got := _LAWS.get(key + (c,))) is not None and got[0] is alg}
+    if True in kept or (not confirm and False in kept):
+        return kept[True] if True in kept else kept[False]  # a confirmed law serves either
+    if False in kept:
+        law = confirmed(alg, losses, scope, kept[False])    # traced already: re-execute only
     else:
         law = replay_law(alg, losses, scope, confirm)
     if len(_LAWS) >= MAX_KEPT_LAWS:
         _LAWS.pop(next(iter(_LAWS)))
-    _LAWS[key] = (alg, law)
+    _LAWS[key + (confirm,)] = (alg, law)
     return law
 
 

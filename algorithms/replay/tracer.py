@@ -191,14 +191,14 @@ class Traced:
         why = (f"{what} (only comparisons of a draw, or a value of it taking at most "
                f"{MAX_VALUES} values, can be replayed exactly)")
         draw, ids = self.draw, self.raw.ravel()
-        if not self.ops or (draw.kind == "integers" and draw.size <= MAX_VALUES):
+        if draw.kind == "integers" and draw.size <= MAX_VALUES:
             # an integer draw of few values, stepped or not: every value its
             # own cell (no bisection needed: each cell is one point)
-            if draw.kind != "integers" or draw.size > MAX_VALUES:
-                raise ReplayRefused(why)
             for e in ids.tolist():         # every integer its own cell
                 draw.cuts.setdefault(int(e), set()).update(range(1, draw.size))
             return Traced(self.values, self.deps)
+        if not self.ops:
+            raise ReplayRefused(why)
         steps = [k for k, (u, _, _) in enumerate(self.ops) if u in _STEPWISE]
         if steps:
             # after the first integer-valued step, at most (its range + 1) values
@@ -255,14 +255,14 @@ class Traced:
         """Record the cuts of ``self op other`` (``other op self`` when
         ``first``): the grid points where its outcome changes."""
         shape = np.broadcast_shapes(self.shape, np.shape(other))
-        for t in np.ravel(other):
-            if not (isinstance(t, (float, np.floating)) and not math.isfinite(t)):
-                exact_value(t)          # a type the replay compares exactly, or refused
         if not self.ops:
             op = _FLIP[_CMP[ufunc]] if first else _CMP[ufunc]
             self.draw.record(np.broadcast_to(self.raw, shape),
-                             np.broadcast_to(other, shape), op)
+                             np.broadcast_to(other, shape), op)     # exact thresholds
             return
+        for t in np.ravel(other):
+            if not (isinstance(t, (float, np.floating)) and not math.isfinite(t)):
+                exact_value(t)          # a type the replay compares exactly, or refused
         x = self if self.shape == shape else self._map(lambda a: np.broadcast_to(a, shape))
         t = np.broadcast_to(other, shape).reshape(-1)
         sel = np.arange(t.size)
@@ -562,10 +562,10 @@ def exact_value(t) -> Fraction:
     included) or bool, a ``Fraction`` or a ``Decimal``.  Anything else —
     a type whose comparison with a double the replay does not know —
     refuses."""
-    if isinstance(t, (bool, np.bool_)):
+    if isinstance(t, Fraction):
+        return t
+    if isinstance(t, (int, np.integer, np.bool_)):      # bool is an int
         return Fraction(int(t))
-    if isinstance(t, (int, np.integer, Fraction)):
-        return Fraction(int(t)) if isinstance(t, np.integer) else Fraction(t)
     if isinstance(t, (float, np.floating, decimal.Decimal)):
         if isinstance(t, decimal.Decimal) and not t.is_finite():
             raise ReplayRefused("the code compares a uniform draw with a Decimal that is not "

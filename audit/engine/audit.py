@@ -118,7 +118,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                                         witness, pairs, coupled)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     if unseeded:
-        ex = in_process(ex)
+        ex = in_process()
     sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs))
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.  With
@@ -179,7 +179,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
                        refused=tuple(refusal_reason(found) for found in refused.values())
                        + ((f"they need the code's own draws, and {not_reproducible}",)
-                          if unseeded and left_out else ()),
+                          if left_out else ()),
                        notes=tuple(audit_notes(alg, claim, scenarios, black)),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
@@ -307,7 +307,7 @@ def check_randomness(scenarios) -> dict:
     return out
 
 
-def in_process(ex: Executor) -> Executor:
+def in_process() -> Executor:
     """The executor for code the audit cannot seed: every chunk in this
     process, nothing kept.  A worker process that imported the code afresh
     could restart a generator the code built at import from the same state
@@ -324,9 +324,7 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     together with probability ≥ ``confidence``.  Streams are those of
     ``audit_algorithm`` with the same scenarios in the same order."""
     check_scenarios(scenarios, claim)
-    ex = executor or Executor(jobs=jobs)
-    if check_randomness(scenarios):
-        ex = in_process(ex)
+    ex = in_process() if check_randomness(scenarios) else executor or Executor(jobs=jobs)
     evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
                 for i, sc in enumerate(scenarios)]
     return collect(evidence, trials, confidence, Sampler(seed, ex, progress))
