@@ -94,11 +94,12 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     assert cols("private-exp3")[3:5] == ["canary, first-round, batch-edge, search", "pld"]
     assert cols("tbe-lazy")[4] == "-"
     # Sparse vectors (alone or two in parallel) and report-noisy-max declare
-    # their model: integral applies, whatever their scope.
+    # their model: integral applies, whatever their scope; their code's
+    # Laplace or exponential draws are traced too (replay).
     for name in ("svt1", "svt2", "svt3", "svt4", "svt5", "svt6", "numerical-svt",
                  "svt34-parallel", "report-noisy-max1", "report-noisy-max2",
                  "report-noisy-max3", "report-noisy-max4"):
-        assert cols(name)[4] == "integral", name
+        assert cols(name)[4] == "integral, replay", name
     # The optimised pair joins the patterns where the exact pair ε falls short on them.
     assert cols("svt1")[3] == "patterns, optimised, search"
     assert cols("svt3")[3] == "patterns, search"

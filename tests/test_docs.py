@@ -80,6 +80,7 @@ BENCHMARK_ARGS = {
     "testers.py": ["--trials", "2000", "--seconds", "2", "--jobs", "1",
                    "--only", "laplace,report-noisy-max1"],
     "bug_zoo.py": ["--trials", "2000", "--jobs", "1", "--only", "shared-noise-counter"],
+    "traced.py": ["--only", "laplace_sum"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=1, names=['laplace'])")

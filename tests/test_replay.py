@@ -85,8 +85,14 @@ def test_what_the_replay_cannot_follow_is_refused_by_name():
     another law, a step that is not monotone (``abs``), arithmetic of two
     draws, a plain number or array made of a continuous draw, a branch on
     it, a numpy function not followed, one run reading another's draw."""
-    _refused(lambda s, row, rng: {**s, "code": (rng.laplace(0, 1, s["n"]) > 0).astype(int)},
-             "rng.laplace")
+    # a continuous law is no uniform draw: the uniform replay steps aside
+    # (ContinuousDraws, a ReplayRefused) and the trace of continuous draws
+    # follows it instead (tests/test_traced.py)
+    alg = _mechanism(lambda s, row, rng: {**s, "code": (rng.laplace(0, 1, s["n"]) > 0)
+                                          .astype(int)})
+    with pytest.raises(ReplayRefused, match="rng.laplace"):
+        output_law(alg, np.zeros((1, 1)))
+    assert replay_applies(alg)
     _refused(lambda s, row, rng: {**s, "code": (np.abs(rng.random(s["n"]) - .5) < .2)
                                   .astype(int)}, "absolute to a uniform draw")
     _refused(lambda s, row, rng: {**s, "code": (rng.random(s["n"]) * rng.random(s["n"]) < .2)
@@ -192,8 +198,10 @@ def test_replay_mode_finds_the_violation_and_never_accuses_a_correct_claim():
 
 def test_a_refused_replay_claims_nothing():
     """The replay evidence on a pair whose code it cannot follow (here a
-    mechanism whose draws are followed on its midpoint but which adds a
-    Laplace draw for large answers) reports ε_lb 0, not exact, with why."""
+    mechanism whose uniform draws are followed on its midpoint but which
+    draws Laplace noise instead for large answers, and the trace of
+    continuous draws refuses uniform ones beside them) reports ε_lb 0, not
+    exact, with why."""
     from attacks.base import Scenario
     from audit.engine.evidence.replay import ReplayEvidence
 
@@ -207,7 +215,7 @@ def test_a_refused_replay_claims_nothing():
     sc = Scenario("toy", alg, np.array([[0.9]]), np.array([[0.1]]), None, 1)
     res = ReplayEvidence(sc, 0, alg.claim).conclude([], 0.05)
     assert res.epsilon_lower_bound == 0 and not res.exact
-    assert "rng.laplace" in res.event
+    assert "rng.random as well as continuous noise" in res.event
 
 
 def test_randomness_the_replay_cannot_see_is_refused():

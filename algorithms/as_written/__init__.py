@@ -28,6 +28,7 @@ import numpy as np
 from algorithms.core import Algorithm, Claim
 from .binding import NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
+from algorithms.replay.paths import trace_paths
 from .functions import function_learner, looks_like_mechanism, probe, shape_of
 from .methods import bound_method_function, method_function, whole_input_method
 from .objects import class_learner, find_methods, probe_stream
@@ -37,6 +38,7 @@ MECHANISM_INPUTS = 10
 RANGE_ATTRS = ("loss_range", "reward_range", "input_range")
 PROBE_VALUES = 0xA11CE
 OPTIMISE_CELLS = 64     # a replay this small is cheap enough to optimise the pair over
+OPTIMISE_COMPARISONS = 16   # so is a trace of continuous draws with this few comparisons
 
 
 def is_as_written(obj) -> bool:
@@ -227,7 +229,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
              "code_labels": labels, "per_run_calls": per_run}
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)
-    if not is_class and (replay_cells(alg) or OPTIMISE_CELLS + 1) <= OPTIMISE_CELLS:
+    if not is_class and ((replay_cells(alg) or OPTIMISE_CELLS + 1) <= OPTIMISE_CELLS
+                         or (trace_paths(alg) or OPTIMISE_COMPARISONS + 1)
+                         <= OPTIMISE_COMPARISONS):
         # A function whose code replays exactly, and cheaply (the optimiser
         # replays it for every pair it tries), also gets its pair optimised:
         # the exact ε maximised over the claim's relation, not only at the

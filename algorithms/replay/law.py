@@ -552,11 +552,3 @@ def replay_cells(alg):
         cells = None
     _APPLIES[id(alg)] = (alg, cells)
     return cells
-
-
-def replay_applies(alg) -> bool:
-    """Whether the replay follows ``alg``'s code on its domain's midpoint
-    (kept per algorithm object): a stream mechanism written as
-    init/feed/act, or code written one call or one object per run, whose
-    draws are uniform and used as the tracer allows."""
-    return replay_cells(alg) is not None

@@ -71,6 +71,10 @@ _EXACT_INT = {np.add, np.subtract, np.multiply, np.negative, np.positive, np.min
 
 
 _CONVERSIONS = threading.local()     # .deps: what one run's code turned into plain values
+# .on: dependencies read from the values (the trace of continuous draws):
+# a logical and with a false side, an or with a true side, np.where's
+# unselected branch depend on nothing else (``_value_deps``)
+PRECISE = threading.local()
 
 
 @contextmanager
@@ -88,6 +92,19 @@ def conversions():
 class ReplayRefused(Exception):
     """The code does something with its draws that an exact replay cannot
     follow; the message says what."""
+
+
+class ContinuousDraws(ReplayRefused):
+    """The code draws continuous noise (Laplace, Gaussian, exponential,
+    Gumbel): the replay of uniform draws steps aside for the trace of
+    continuous draws (``algorithms.replay.noise``)."""
+
+
+# numpy's and Python's names of continuous draws, followed by the trace of
+# continuous draws (``algorithms.replay.noise``)
+CONTINUOUS_NUMPY = ("laplace", "normal", "exponential", "gumbel", "standard_normal",
+                    "standard_exponential", "randn")
+CONTINUOUS_PYTHON = ("gauss", "normalvariate", "expovariate")
 
 
 def _or(*deps) -> np.ndarray:
@@ -444,6 +461,8 @@ class Traced:
         return np.absolute(self)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(getattr(type(x), "_is_noisy", False) for x in inputs):
+            return NotImplemented       # a noisy value (``noise.Noisy``) takes it
         if kwargs.get("out") is not None or kwargs.get("where", True) is not True:
             raise ReplayRefused(f"the code calls {ufunc.__name__} with out= or where=")
         if method == "reduce":
@@ -476,15 +495,44 @@ class Traced:
         plain = [x.values if isinstance(x, Traced) else np.asarray(x) for x in inputs]
         values = ufunc(*plain, **kwargs)
         shape = np.shape(values)
-        deps = _or(*[np.broadcast_to(x.deps, shape) for x in inputs if isinstance(x, Traced)])
+        deps = _value_deps(ufunc, inputs, plain, shape)
+        if deps is None:
+            deps = _or(*[np.broadcast_to(x.deps, shape) for x in inputs if isinstance(x, Traced)])
         return Traced(values, np.array(deps, dtype=object))
 
     def __array_function__(self, func, types, args, kwargs):
+        if any(getattr(t, "_is_noisy", False) for t in types):
+            return NotImplemented       # a noisy value (``noise.Noisy``) takes it
         handler = _FUNCTIONS.get(func)
         if handler is None:
             raise ReplayRefused(f"the code calls np.{func.__name__} on values that depend on "
                                 f"its draws, which an exact replay does not follow")
         return handler(*args, **kwargs)
+
+
+_BIT_LENGTH = np.frompyfunc(lambda d: int(d).bit_length(), 1, 1)
+
+
+def _value_deps(ufunc, inputs, plain, shape):
+    """With ``PRECISE.on``: the dependencies of a logical and/or of two
+    boolean arrays read from their values — a false side decides an and, a
+    true side an or, whatever the other side depends on — else None."""
+    if not getattr(PRECISE, "on", False) or len(inputs) != 2 or ufunc not in (
+            np.logical_and, np.bitwise_and, np.logical_or, np.bitwise_or):
+        return None
+    if any(np.asarray(p).dtype != bool for p in plain):
+        return None
+    a, b = (np.broadcast_to(p, shape) for p in plain)
+    da, db = (np.broadcast_to(x.deps, shape) if isinstance(x, Traced) else empty_deps(shape)
+              for x in inputs)
+    decide = False if ufunc in (np.logical_and, np.bitwise_and) else True
+    both = _or(da, db)
+    out = np.where(b == decide, db, both)
+    # where both sides decide, either one's dependencies suffice: the one
+    # decided earliest (its highest comparison the oldest), so that a
+    # sparse vector's comparisons after it halts reach nothing
+    older = _BIT_LENGTH(da) <= _BIT_LENGTH(db)
+    return np.where((a == decide) & ((b != decide) | older), da, out)
 
 
 def _parts(x):
@@ -501,7 +549,13 @@ def _where(cond, x=None, y=None):
                   if isinstance(a, Traced) else a for a in (cond, x, y))
     parts = [_parts(a) for a in (cond, x, y)]
     values = np.where(*(p[0] for p in parts))
-    deps = _or(*[np.broadcast_to(d, values.shape) for _, d in parts if d is not None])
+    if getattr(PRECISE, "on", False):
+        # the condition and the branch it selects
+        d = [empty_deps(values.shape) if p[1] is None else np.broadcast_to(p[1], values.shape)
+             for p in parts]
+        deps = _or(d[0], np.where(np.broadcast_to(parts[0][0], values.shape), d[1], d[2]))
+    else:
+        deps = _or(*[np.broadcast_to(d, values.shape) for _, d in parts if d is not None])
     return Traced(values, np.array(deps, dtype=object))
 
 
@@ -780,6 +834,8 @@ class ReplayGenerator:
         return low + (high - low) * self.random(size)
 
     def __getattr__(self, name):
+        if name in CONTINUOUS_NUMPY or name in CONTINUOUS_PYTHON:
+            raise ContinuousDraws(f"the code draws continuous noise (rng.{name})")
         raise ReplayRefused(f"the code draws from rng.{name}: only uniform draws "
                             f"(rng.random, rng.integers, rng.choice, rng.uniform) can be "
                             f"replayed exactly")
@@ -988,6 +1044,8 @@ def _routes(run: "RunGenerator", seed) -> dict:
                                 "replay does not choose")
         return run.gen
 
+    legacy.update({k: late(k) for k in CONTINUOUS_NUMPY})
+    python.update({k: late(k) for k in CONTINUOUS_PYTHON})
     legacy["seed"] = reseed("RandomState.seed")
     python["seed"] = reseed("random.Random.seed")
     routes = {(np.random, k): v for k, v in legacy.items()}

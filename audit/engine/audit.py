@@ -13,6 +13,8 @@ import shlex
 import time
 from typing import Optional, Sequence
 
+import numpy as np
+
 from algorithms.core import Algorithm, Claim
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
@@ -170,6 +172,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         if r.kind in WHITE_MODES:
             r.rests_on = rests_on(checks_of.get(e.index, []), r.kind) or r.rests_on
             r.notes = list(getattr(e.scenario, "white_box_notes", ())) + list(r.notes)
+    disagreements = reconcile(evidence, results)
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
@@ -179,11 +182,49 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
                        refused=tuple(refusal_reason(found) for found in refused.values())
                        + ((f"they need the code's own draws, and {not_reproducible}",)
-                          if left_out else ()),
+                          if left_out else ()) + disagreements,
                        notes=tuple(audit_notes(alg, claim, scenarios, black)),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command))
+
+
+# How far a declared model's exact figure may lie above the trace's on the
+# same pair (relative; both are certified brackets far narrower than this).
+AGREE = 1e-3
+
+
+def reconcile(evidence, results) -> tuple:
+    """A declaration and the trace of the code's own draws, where both give
+    an exact figure for one pair, must agree: the trace's figure for a
+    release or for outputs decided by comparisons is the pair's exact ε
+    over every output (all its paths enumerated), so a declared figure
+    above it describes some other mechanism than the code, and is refused
+    (shown for information only) while the trace's stands.  A declared
+    figure below it is a lower bound (a search over outputs, a grid of
+    values), no contradiction.  Returns the refusals, in words."""
+    out = []
+    by_pair: dict = {}
+    for e, r in zip(evidence, results):
+        if r.kind in ("integral", "replay") and getattr(r, "exact", False):
+            by_pair.setdefault(e.index, {})[r.kind] = r
+    for pair in by_pair.values():
+        declared, traced = pair.get("integral"), pair.get("replay")
+        if declared is None or traced is None or "trace" not in traced.rests_on \
+                or traced.details.get("structure") not in ("release", "comparisons"):
+            continue
+        a, b = declared.epsilon_lower_bound, traced.epsilon_lower_bound
+        if a <= b or (np.isfinite(a) and a <= b * (1 + AGREE) + 1e-9):
+            continue
+        declared.notes = [f"refused: the declared model gives ε {a:.6g} on this pair, above the "
+                          f"trace of the code's own draws, whose {b:.6g} is the pair's exact ε "
+                          f"over every output — the declaration does not describe this code"] \
+            + list(declared.notes)
+        declared.epsilon_lower_bound, declared.exact, declared.informational = 0.0, False, True
+        declared.rests_on = ()
+        out.append(f"the declared model of {declared.attack} gives more than the trace of the "
+                   f"code's own draws (ε {a:.6g} vs {b:.6g}): its figures are not used")
+    return tuple(out)
 
 
 def only_pairs(scenarios, labels: Sequence[str], name: str, skipped_search: bool = False) -> list:

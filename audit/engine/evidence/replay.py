@@ -27,7 +27,8 @@ from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.words import code_labels
 from algorithms.replay.law import log_ratio, output_law, pair_epsilon, replay_scope
-from algorithms.replay.tracer import ReplayRefused, generator_states
+from algorithms.replay.tracer import ContinuousDraws, ReplayRefused, generator_states
+from audit.engine.evidence.traced import traced_pair, traced_result
 
 # The numerical margin of an exact log-ratio computed in floating point from
 # exact rational probabilities (two logs of doubles).
@@ -57,6 +58,8 @@ class ReplayEvidence(Evidence):
                 raise ReplayRefused("a numpy generator the code keeps drew during the "
                                     "replay: randomness the replay does not choose")
             pair = pair_epsilon(la, lb)
+        except ContinuousDraws:
+            return traced_result(sc, claim, a, b, scope, what)
         except ReplayRefused as why:
             return WhiteBoxResult(
                 sc.label, "replay", scope, 0.0, claim.epsilon, what,

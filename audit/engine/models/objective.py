@@ -32,6 +32,7 @@ from typing import Callable, Optional
 
 from algorithms.replay import (ReplayRefused, output_law, pair_epsilon, replay_applies,
                                replay_scope)
+from algorithms.replay.tracer import ContinuousDraws
 from audit.engine.models.noisy_max.exact import index_pair_epsilon, value_pair_epsilon
 from audit.engine.models.noisy_max.verify import noisy_max_of
 from audit.engine.models.sparse_vector.integral import codes_enumerable, exact_pair
@@ -59,10 +60,21 @@ def pair_objective(alg) -> Optional[Callable]:
 
 def replay_pair_epsilon(alg, a, b) -> float:
     """The pair's exact ε from the replayed output laws of the code itself
-    (``algorithms.replay``); 0 where the replay is refused on this pair."""
+    (``algorithms.replay``), or for code that draws continuous noise from
+    the trace of its draws (``audit.engine.evidence.traced``, unconfirmed:
+    the audit's evidence confirms the pair it chooses); 0 where refused on
+    this pair."""
+    from audit.engine.evidence.traced import traced_pair
+    from audit.engine.models.affine_release import NotExact
+    from audit.engine.models.comparisons import NotAStructure
     scope = replay_scope(alg)
     try:
         return pair_epsilon(output_law(alg, a, scope, confirm=False),
                             output_law(alg, b, scope, confirm=False)).epsilon
+    except ContinuousDraws:
+        try:
+            return traced_pair(alg, a, b, scope, confirmed=False).epsilon
+        except (ReplayRefused, NotExact, NotAStructure):
+            return 0.0
     except ReplayRefused:
         return 0.0

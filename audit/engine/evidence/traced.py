@@ -1,0 +1,269 @@
+"""The exact ε of a pair from the trace of the code's own continuous draws
+(``algorithms.replay.paths``): what the ``replay`` mode reports for code
+that draws Laplace, Gaussian, exponential or Gumbel noise.
+
+Both inputs' paths are traced and confirmed by re-execution; then, by the
+structure the trace found:
+
+* one path whose outputs are affine in the noise (a release: statistic +
+  noise, sums of noises): ``models.affine_release`` — the exact pure ε,
+  ∞ where a Gaussian shift or a change no noise covers makes it so, and
+  for Gaussian noise the exact ε at a claimed δ;
+* paths whose outputs carry no noise (a sparse vector's answers, an
+  argmax, a test): each output's probability is the sum of its paths',
+  certified by ``models.comparisons``; the pair's ε is the largest
+  certified log-ratio over the outputs (a lower end: exact to the
+  brackets' width), and at a claimed δ > 0 the largest ε whose certified
+  hockey-stick divergence still exceeds δ;
+* anything else (a release on some paths only, a clipped release) is
+  refused with the reason.
+
+May import: numpy, ``algorithms.replay``, ``audit.engine.models``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from algorithms.replay.paths import traced_paths
+from algorithms.replay.tracer import ReplayRefused
+from audit.engine.models.affine_release import NotExact, release_loss
+from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_probability
+from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
+
+# A traced structure's path probabilities must sum to 1 within this (log).
+COVER = 1e-5
+
+
+@dataclass
+class TracedPair:
+    epsilon: float              # exact (pure, or at the claimed δ) where ``exact``
+    exact: bool
+    structure: str              # what the trace recognised, in words
+    event: str
+    details: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+
+def _affine(ps):
+    p = ps.paths[0]
+    idx = [j for j, o in enumerate(p.outputs) if isinstance(o, tuple)]
+    A = np.array([p.outputs[j][1] for j in idx])
+    b = np.array([p.outputs[j][0] for j in idx])
+    return p, idx, A, b
+
+
+def _release(psa, psb, labels, delta: float) -> TracedPair:
+    pa, ia, Aa, ba = _affine(psa)
+    pb, ib, Ab, bb = _affine(psb)
+    if ia != ib or pa.laws != pb.laws:
+        raise NotExact("the release's noisy elements or their laws differ between the inputs")
+    fixed = [j for j in range(len(pa.outputs)) if j not in ia]
+    differ = [j for j in fixed if pa.outputs[j] != pb.outputs[j]]
+    structure = (f"a release affine in {len(pa.laws)} noise draw(s) "
+                 f"({', '.join(sorted(set(pa.laws)))}) over {len(ia)} output element(s)")
+    if differ:
+        j = differ[0]
+        return TracedPair(math.inf, True, structure,
+                          f"{labels[j]} carries no noise and differs: {pa.outputs[j]} vs "
+                          f"{pb.outputs[j]}", {"structure": "release"})
+    V = max(Aa.shape[1], Ab.shape[1])
+    Aa, Ab = (np.hstack([M, np.zeros((M.shape[0], V - M.shape[1]))]) for M in (Aa, Ab))
+    loss = release_loss(pa.laws, Aa, ba, Ab, bb)
+    eps = loss.epsilon_at(delta) if delta else loss.epsilon
+    exact = True
+    notes = [f"{loss.why}"]
+    if delta and loss.mu is None and math.isfinite(loss.epsilon):
+        notes.append(f"pure ε of the release is {loss.epsilon:.6g}, an upper bound at any δ; "
+                     f"with δ > 0 no lower bound is claimed")
+        eps, exact = 0.0, False
+    shown = ", ".join(f"{c:+.4g}·{labels[ia[k]]}" for k, c in enumerate(loss.direction)
+                      if abs(c) > 1e-12)
+    if not math.isfinite(loss.epsilon) and loss.mu is None:
+        event = (f"the release's projection {shown or 'y'} differs by {loss.shift:.6g} between "
+                 f"the inputs, with noise that cannot cover it: exact ε ∞")
+    elif loss.mu is not None:
+        event = (f"Gaussian release, μ = {loss.mu:.6g} along {shown or 'y'}: pure ε ∞"
+                 + (f", exact ε at δ = {delta:g}: {eps:.6g}" if delta else ""))
+    else:
+        event = (f"the projection {shown or 'y'} far in its tail (shift {loss.shift:.6g} in "
+                 f"noise scales): exact ε {loss.epsilon:.6g}, approached there")
+    details = {"structure": "release", "laws": list(pa.laws), "pure_epsilon": loss.epsilon,
+               "mu": loss.mu, "direction": loss.direction}
+    return TracedPair(eps, exact, structure, event, details, notes)
+
+
+def _hockey(la: dict, lb: dict, eps: float, missing: dict) -> float:
+    """A certified lower end of max over directions of Σ_o (P(o) − e^ε P′(o))⁺."""
+    best = 0.0
+    for x, y in ((la, lb), (lb, la)):
+        s = 0.0
+        for o, (lo, _) in x.items():
+            hi = y.get(o, (-np.inf, missing[id(y)]))[1]
+            s += max(0.0, math.exp(lo) - math.exp(eps + hi) if hi > -np.inf else math.exp(lo))
+        best = max(best, s)
+    return best
+
+
+def _discrete(psa, psb, labels, delta: float, codes=None) -> TracedPair:
+    key = (lambda p: p.discrete())
+    la, lb = law_of_paths(psa.paths, key), law_of_paths(psb.paths, key)
+    missing = {}
+    for law, side in ((la, "ℓ"), (lb, "ℓ′")):
+        lo = np.logaddexp.reduce([v[0] for v in law.values()])
+        hi = np.logaddexp.reduce([v[1] for v in law.values()])
+        if hi < -COVER or lo > COVER:
+            raise NotAStructure(f"the traced paths on {side} have total probability in "
+                                f"[{math.exp(lo):.9g}, {math.exp(hi):.9g}], not 1")
+        # what no traced path holds is at most what the certified total
+        # leaves of 1: an output no path gives has at most that probability
+        missing[id(law)] = math.log(-math.expm1(lo)) if lo < 0 else -math.inf
+    best, pick = -math.inf, None
+    for d, (x, y) in (("l>l'", (la, lb)), ("l'>l", (lb, la))):
+        for o, (lo, _) in x.items():
+            absent = o not in y
+            hi = missing[id(y)] if absent else y[o][1]
+            r = lo - hi if hi > -np.inf else math.inf
+            if r > best:
+                best, pick = r, (d, o, lo, hi, absent)
+    d, o, lo, hi, absent = pick
+    structure = (f"comparisons of noisy values: {len(psa.paths)} and {len(psb.paths)} paths, "
+                 f"{len(la)} and {len(lb)} distinct outputs")
+    what = ", ".join(f"{labels[j]} = {v}" for j, v in enumerate(o))
+    eps, exact, notes = max(0.0, best), True, []
+    other = (f"at most {math.exp(hi):.3g} (no traced path gives it)" if absent
+             else f"{math.exp(hi):.6g}")
+    event = (f"the output {what} ({d}): P {math.exp(lo):.6g} vs {other}, exact log-ratio "
+             f"{'∞' if not math.isfinite(best) else f'{best:.6g}'} (certified lower end)")
+    if delta:
+        if _hockey(la, lb, 0.0, missing) <= delta:
+            eps = 0.0
+        else:
+            a, b = 0.0, (best if math.isfinite(best) else 60.0)
+            if _hockey(la, lb, b, missing) > delta:
+                eps = b
+            else:
+                for _ in range(60):
+                    m = (a + b) / 2
+                    a, b = (m, b) if _hockey(la, lb, m, missing) > delta else (a, m)
+                eps = a
+        notes.append(f"at δ = {delta:g}: the largest ε whose certified hockey-stick divergence "
+                     f"over all outputs still exceeds δ")
+    details = {"structure": "comparisons", "paths": [len(psa.paths), len(psb.paths)],
+               "outputs": [len(la), len(lb)], "direction": d,
+               "best_output": {"values": list(o), "p": math.exp(lo),
+                               "p_other": math.exp(hi) if hi > -np.inf else 0.0}}
+    return TracedPair(eps, exact, structure, event, details, notes)
+
+
+def _mixed(psa, psb, labels, delta: float) -> TracedPair:
+    """Paths some of which release noisy values (``models.mixed_release``):
+    the atoms' certified log-ratios and the released values' certified
+    density ratios at the points tried; pure ε only."""
+    try:
+        got = pair_density_epsilon(psa.paths, psb.paths)
+    except NotPinned as why:
+        raise NotExact(str(why)) from None
+    # every path's probability, to check that they cover the draws
+    for ps, side in ((psa, "ℓ"), (psb, "ℓ′")):
+        tot = [log_probability(p.laws, p.A, p.c) for p in ps.paths]
+        lo = np.logaddexp.reduce([t[0] for t in tot])
+        hi = np.logaddexp.reduce([t[1] for t in tot])
+        if hi < -COVER or lo > COVER:
+            raise NotAStructure(f"the traced paths on {side} have total probability in "
+                                f"[{math.exp(lo):.9g}, {math.exp(hi):.9g}], not 1")
+    atoms = None
+    plain_a = [p for p in psa.paths if not p.noisy_outputs]
+    plain_b = [p for p in psb.paths if not p.noisy_outputs]
+    if plain_a or plain_b:
+        key = (lambda p: p.discrete())
+        la, lb = law_of_paths(plain_a, key), law_of_paths(plain_b, key)
+        for d, (x, y) in (("l>l'", (la, lb)), ("l'>l", (lb, la))):
+            for o, (lo, _) in x.items():
+                if o in y and lo - y[o][1] > (atoms[0] if atoms else 0.0):
+                    atoms = (lo - y[o][1], d, o, lo, y[o][1])
+    structure = (f"comparisons of noisy values releasing noisy values on some paths: "
+                 f"{len(psa.paths)} and {len(psb.paths)} paths")
+    notes = ["released values: the density ratio at the values tried (each path's own, and a "
+             "grid along each value's noise scale), a lower bound on pure ε"]
+    eps, exact = got[0], True
+    if atoms is not None and atoms[0] > eps:
+        r, d, o, lo, hi = atoms
+        what = ", ".join(f"{labels[j]} = {v}" for j, v in enumerate(o))
+        event = (f"the output {what} ({d}): P {math.exp(lo):.6g} vs {math.exp(hi):.6g}, exact "
+                 f"log-ratio {r:.6g} (certified lower end)")
+        eps = r
+    elif got[1] is not None:
+        r, d, g, y, lo, hi = got
+        it = iter(np.atleast_1d(y).tolist())
+        what = ", ".join(f"{labels[j]} = {v if v is not None else format(next(it), '.6g')}"
+                         for j, v in enumerate(g[0]))
+        event = (f"the output {what} ({d}): exact density ratio, log {r:.6g} (certified lower "
+                 f"end)")
+    else:
+        event = "no released value or atom is likelier on one side at the points tried"
+    if delta:
+        notes.append("with δ > 0 a density ratio proves nothing: no bound is claimed")
+        eps, exact = 0.0, False
+    details = {"structure": "comparisons+releases", "paths": [len(psa.paths), len(psb.paths)]}
+    return TracedPair(max(0.0, eps), exact, structure, event, details, notes)
+
+
+def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = True) -> TracedPair:
+    """The pair's exact ε from the trace (module docstring); ReplayRefused
+    (or NotExact / NotAStructure) where it is not computed."""
+    psa = traced_paths(alg, a, scope, confirmed)
+    psb = traced_paths(alg, b, scope, confirmed)
+    if psa.labels != psb.labels:
+        raise ReplayRefused("the code's output has different elements on the two inputs")
+    noisy = [p.noisy_outputs for ps in (psa, psb) for p in ps.paths]
+    if any(noisy):
+        if len(psa.paths) == 1 and len(psb.paths) == 1:
+            got = _release(psa, psb, psa.labels, delta)
+        else:
+            got = _mixed(psa, psb, psa.labels, delta)
+    else:
+        got = _discrete(psa, psb, psa.labels, delta)
+    got.details["runs"] = [psa.runs, psb.runs]
+    got.details["reexecuted"] = [psa.reexecuted, psb.reexecuted]
+    return got
+
+
+def traced_result(sc, claim, a, b, scope: str, what: str):
+    """The ``replay`` mode's result for code that draws continuous noise."""
+    from audit.engine.evidence.whitebox import WhiteBoxResult
+    from audit.engine.models.comparisons import SLACK
+    from algorithms.replay.tracer import generator_states
+    alg = sc.algorithm
+    try:
+        before = generator_states()
+        got = traced_pair(alg, a, b, scope, claim.delta or 0.0)
+        if generator_states() != before:
+            raise ReplayRefused("a numpy generator the code keeps drew during the trace: "
+                                "randomness the trace does not choose")
+    except (ReplayRefused, NotExact, NotAStructure, ArithmeticError, AssertionError) as why:
+        # (an integration that cannot certify its bracket refuses too)
+        return WhiteBoxResult(
+            sc.label, "replay", scope, 0.0, claim.epsilon, what,
+            f"no exact trace: {why}", exact=False,
+            notes=[f"the code's continuous draws could not be traced exactly ({why}); nothing "
+                   f"is claimed"])
+    eps = got.epsilon
+    if math.isfinite(eps) and got.details.get("structure") == "release":
+        eps = max(0.0, eps * (1 - 1e-9) - 1e-12)      # the LP's and lstsq's rounding
+    runs, checks = got.details["runs"], got.details["reexecuted"]
+    notes = [f"exact loss from tracing the code's own continuous draws: {got.structure}; "
+             f"paths found by {runs[0]} and {runs[1]} traced runs",
+             f"confirmed by re-executing the unmodified code on plain values at "
+             f"{checks[0]:,} and {checks[1]:,} points (draws from the noise laws and points "
+             f"spread inside every path): every one fell on one traced path and gave its "
+             f"outputs"] + got.notes
+    if got.details.get("structure") == "comparisons":
+        notes.append(f"path probabilities are certified integrals (relative slack {SLACK:g}); "
+                     f"the figure is the lower end of the largest log-ratio's bracket")
+    result = WhiteBoxResult(sc.label, "replay", scope, eps, claim.epsilon, what, got.event,
+                            exact=got.exact, details=got.details, notes=notes)
+    result.rests_on = ("trace",) if got.exact else ()
+    return result

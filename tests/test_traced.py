@@ -1,0 +1,272 @@
+"""Exact evidence from the trace of the code's own continuous draws
+(``algorithms.replay.noise``, ``paths``; ``audit.engine.models.affine_release``,
+``comparisons``; ``audit.engine.evidence.traced``): mechanisms written as
+people write them, no declaration.
+
+Every figure here is exact (no sampling enters it): a failure means a bug,
+never bad luck.  The re-execution that confirms each trace draws its
+points from a fixed seed, so these tests are deterministic.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from algorithms import build
+from algorithms.replay.noise import Noisy, NoiseGenerator, NoiseTrace, tracing
+from algorithms.replay.paths import confirm, explore, traced_paths
+from algorithms.replay.tracer import ReplayRefused, conversions
+from audit.engine.audit import audit_algorithm, reconcile
+from audit.engine.evidence.traced import traced_pair
+from audit.engine.models.affine_release import release_loss
+from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_probability
+from tests import traced_algos as T
+
+MOD = "tests.traced_algos"
+
+
+def _alg(name, **kw):
+    h, k, _, _ = T.CASES[name]
+    kw.setdefault("horizon", h)
+    if k > 1:
+        kw.setdefault("arms", k)
+    return build(f"{MOD}:{name}", **kw)
+
+
+def _audit(name, attacks=("search",), **kw):
+    """The replay mode on the neighbour search's pairs (the optimiser's
+    pairs only cost time here: every figure is exact either way)."""
+    return audit_algorithm(_alg(name, **kw), attacks=list(attacks), modes=["replay"],
+                           trials=2000, seed=0)
+
+
+def _best(res):
+    return max(res.results, key=lambda r: r.epsilon_lower_bound)
+
+
+# ------------------------------------------------------------ the issue's cases
+def test_gaussian_release_under_a_pure_claim_is_an_exact_violation():
+    res = _audit("gaussian_sum")
+    best = _best(res)
+    assert res.verdict == "violation" and best.exact and best.epsilon_lower_bound == math.inf
+    assert best.rests_on == ("trace",) and "Gaussian" in best.event
+
+
+def test_counter_reusing_one_laplace_draw_is_an_exact_violation():
+    res = _audit("ReusedNoiseCounter")
+    best = _best(res)
+    assert res.verdict == "violation" and best.exact and best.epsilon_lower_bound == math.inf
+    assert "no noise" in best.event or "cannot cover" in best.event
+
+
+@pytest.mark.parametrize("name", ["laplace_sum", "exponential_difference_sum", "NoisyStream"])
+def test_correct_laplace_releases_attain_their_claim_exactly(name):
+    res = _audit(name)
+    best = _best(res)
+    claim = res.claim.epsilon
+    assert res.verdict == "consistent" and best.exact
+    assert best.epsilon_lower_bound == pytest.approx(claim, rel=1e-6)
+
+
+def test_above_threshold_is_exact_and_within_its_claim_at_optimised_pairs():
+    res = _audit("above_threshold", attacks=("optimised",))
+    best = _best(res)
+    assert res.verdict == "consistent" and best.exact and 0 < best.epsilon_lower_bound <= 1.0
+
+
+def _round_one(T_):
+    a = np.zeros((T_, 1))
+    b = a.copy()
+    b[0, 0] = 1.0
+    return a, b
+
+
+def test_tree_counter_is_exact_at_its_claim_and_one_level_short_at_four_thirds():
+    a, b = _round_one(8)
+    good = traced_pair(_alg("TreeCounter"), a, b, "output")
+    short = traced_pair(_alg("ShortTreeCounter"), a, b, "output")
+    assert good.epsilon == pytest.approx(1.0, rel=1e-9)
+    assert short.epsilon == pytest.approx(4 / 3, rel=1e-9)
+    assert good.details["structure"] == short.details["structure"] == "release"
+
+
+def test_tree_counter_audit_is_exact_and_never_above_the_truth():
+    res = _audit("TreeCounter")
+    best = _best(res)
+    assert res.verdict == "consistent" and best.exact and best.epsilon_lower_bound <= 1.0 + 1e-9
+
+
+# ------------------------------------------------------ the table, soundness first
+# (the correct releases and the tree counter have their own tests above)
+CORRECT = ["gaussian_sum_approx", "above_threshold", "noisy_argmax", "gumbel_max",
+           "noisy_threshold_test"]
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_a_trace_of_a_correct_mechanism_never_yields_a_violation(name):
+    res = _audit(name)
+    assert res.verdict == "consistent"
+    assert any(r.exact for r in res.results)
+
+
+@pytest.mark.parametrize("name", ["noisy_argmax_half_noise", "above_threshold_no_query_noise"])
+def test_buggy_comparisons_are_exact_violations(name):
+    res = _audit(name)
+    best = _best(res)
+    assert res.verdict == "violation" and best.exact
+
+
+def test_data_dependent_scale_is_refused_not_judged():
+    res = _audit("data_dependent_scale")
+    best = _best(res)
+    assert not best.exact and best.epsilon_lower_bound == 0.0
+    assert "depends on the input" in best.event
+
+
+# ----------------------------------------------------------- the structures
+def test_gumbel_max_path_probabilities_are_the_exponential_mechanism():
+    alg = _alg("gumbel_max")
+    q = np.array([[0.0, 1.0, 0.5]])
+    law = law_of_paths(explore(alg, q, "output").paths, lambda p: p.discrete())
+    w = np.exp(q[0] / 2)
+    for i, p in enumerate(w / w.sum()):
+        lo, hi = law[(i,)]
+        assert lo <= math.log(p) + 1e-9 and math.log(p) - 1e-9 <= hi and hi - lo < 1e-4
+
+
+def test_sparse_vector_from_the_trace_matches_its_declared_model():
+    from audit.engine.models.sparse_vector.integral import exact_pair
+    from audit.engine.models.sparse_vector.verify import answers_of, sparse_vector_of
+    alg = build("svt1")
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 2, (alg.horizon, 1)).astype(float)
+    b = np.clip(a + rng.choice([-1.0, 1.0], a.shape), 0, 1)
+    declared = exact_pair(sparse_vector_of(alg), answers_of(a), answers_of(b))
+    traced = traced_pair(alg, a, b, "output")
+    assert traced.epsilon == pytest.approx(declared.lower, rel=1e-3, abs=1e-6)
+
+
+def test_report_noisy_max_from_the_trace_matches_its_declared_model():
+    from audit.engine.models.noisy_max.exact import index_pair_epsilon
+    from audit.engine.models.noisy_max.verify import noisy_max_of
+    for name in ("report-noisy-max1", "report-noisy-max2"):
+        alg = build(name)
+        a = np.array([[1.0, 1.0, 1.0, 1.0, 1.0]])
+        b = np.array([[2.0, 0.0, 0.0, 0.0, 0.0]])
+        declared = index_pair_epsilon(noisy_max_of(alg), a, b)[0]
+        assert traced_pair(alg, a, b, "output").epsilon == pytest.approx(declared, rel=1e-3)
+
+
+def test_laplace_transcript_models_reproduced_from_the_trace():
+    for name, eps in (("laplace", 0.1), ("noisy-hist1", 0.1), ("noisy-hist2", 10.0)):
+        alg = build(name)
+        a = np.zeros((alg.horizon, alg.n_arms))
+        b = a.copy()
+        b[0, 0] = 1.0
+        assert traced_pair(alg, a, b, "transcript").epsilon == pytest.approx(eps, rel=1e-9)
+
+
+def test_release_loss_cases():
+    # the LP: two releases sharing one noise, a change on one: ∞; fresh noise: the sum
+    A = np.array([[1.0], [1.0]])
+    assert release_loss(("laplace",), A, [1.0, 0.0], A, [0.0, 0.0]).epsilon == math.inf
+    A = np.eye(2) * 2.0
+    got = release_loss(("laplace", "laplace"), A, [1.0, 1.0], A, [0.0, 0.0])
+    assert got.epsilon == pytest.approx(1.0)
+    # a sum of two noises released once: the cheaper one carries the shift
+    A = np.array([[1.0, 4.0]])
+    assert release_loss(("laplace", "laplace"), A, [1.0], A, [0.0]).epsilon == \
+        pytest.approx(0.25)
+    # Gaussian: μ and the exact ε at δ (Balle & Wang): δ(ε) at that ε is δ
+    g = release_loss(("normal",), np.array([[2.0]]), [1.0], np.array([[2.0]]), [0.0])
+    assert g.epsilon == math.inf and g.mu == pytest.approx(0.5)
+    from scipy.stats import norm
+    e = g.epsilon_at(1e-3)
+    d = norm.cdf(-e / 0.5 + 0.25) - math.exp(e) * norm.cdf(-e / 0.5 - 0.25)
+    assert d == pytest.approx(1e-3, rel=1e-6)
+
+
+def test_a_chain_of_comparisons_is_refused_by_name():
+    A = np.array([[1.0, -1.0, 0.0, 0.0], [0.0, 1.0, -1.0, 0.0], [0.0, 0.0, 1.0, -1.0]])
+    with pytest.raises(NotAStructure, match="chain"):
+        log_probability(("laplace",) * 4, A, np.zeros(3))
+
+
+# ---------------------------------------------------------- the trace itself
+def test_noisy_values_follow_affine_steps_and_record_comparisons():
+    tr = NoiseTrace(chosen=[0.5, -1.0])
+    gen = NoiseGenerator(tr)
+    with tracing(tr), conversions():
+        x = gen.laplace(1.0, 2.0, size=2)               # 1 + 2·z
+        y = (x * 3 - 1).sum() / 2
+        assert isinstance(y, Noisy)
+        assert y.const == pytest.approx((3 * 2 - 2) / 2)
+        assert list(y.coef) == pytest.approx([3.0, 3.0])
+        assert bool(x[0] > x[1])
+        (f, c), = tr.constraints
+        assert list(f) == pytest.approx([2.0, -2.0]) and c == pytest.approx(0.0)
+        with pytest.raises(ReplayRefused, match="applies exp"):
+            np.exp(x)
+        with pytest.raises(ReplayRefused, match="two noisy"):
+            x * x
+
+
+def _escapes(x, rng, epsilon=1.0):
+    v = float(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon))
+    return 1 if v > 0.5 else 0          # a branch on a plain float the trace cannot see
+
+
+_escapes.claim_epsilon = 1.0
+
+
+def test_reexecution_refuses_a_branch_hidden_in_a_plain_float():
+    alg = build("tests.test_traced:_escapes", horizon=2)
+    losses = np.zeros((2, 1))
+    ps = explore(alg, losses, "output")
+    with pytest.raises(ReplayRefused, match="re-executed"):
+        confirm(alg, losses, "output", ps)
+
+
+def test_traced_paths_are_kept_and_confirmed_once():
+    alg = _alg("above_threshold")
+    x = np.zeros((4, 1))
+    first = traced_paths(alg, x)
+    assert first.reexecuted > 0 and traced_paths(alg, x) is first
+
+
+def test_a_declaration_above_the_trace_is_refused():
+    from types import SimpleNamespace as NS
+
+    def res(kind, eps, rests=(), structure="comparisons"):
+        return NS(kind=kind, exact=True, epsilon_lower_bound=eps, rests_on=rests, notes=[],
+                  attack="p", informational=False, details={"structure": structure})
+    ev = [NS(index=0), NS(index=0)]
+    declared = res("integral", 0.3)
+    assert reconcile(ev, [declared, res("replay", 0.1, ("trace",))])
+    assert declared.informational and not declared.exact and declared.epsilon_lower_bound == 0
+    # within the brackets, or below the trace (a search's lower bound): kept
+    assert reconcile(ev, [res("integral", 0.10001), res("replay", 0.1, ("trace",))]) == ()
+    assert reconcile(ev, [res("integral", 0.05), res("replay", 0.1, ("trace",))]) == ()
+    # a trace that is itself a lower bound (values on a grid) refutes nothing
+    assert reconcile(ev, [res("integral", 0.3),
+                          res("replay", 0.1, ("trace",), "comparisons+releases")]) == ()
+
+
+# ------------------------------------------------- values released after comparisons
+def test_a_clipped_release_attains_its_claim_exactly():
+    alg = _alg("clipped_release")
+    got = traced_pair(alg, np.array([[1.0], [0.0], [0.0]]), np.zeros((3, 1)), "output")
+    assert got.details["structure"] == "comparisons+releases"
+    assert got.epsilon == pytest.approx(1.0, rel=1e-6)
+
+
+def test_the_noisy_maximum_from_the_trace_matches_its_declared_model():
+    from audit.engine.models.noisy_max.exact import value_pair_epsilon
+    from audit.engine.models.noisy_max.verify import noisy_max_of
+    alg = build("report-noisy-max3")
+    a = np.array([[1.0, 1.0, 1.0, 1.0, 1.0]])
+    b = np.array([[2.0, 0.0, 0.0, 0.0, 0.0]])
+    declared = value_pair_epsilon(noisy_max_of(alg), a, b)[0]
+    assert traced_pair(alg, a, b, "output").epsilon == pytest.approx(declared, rel=1e-3)

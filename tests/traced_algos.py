@@ -1,0 +1,217 @@
+"""Mechanisms with continuous noise written as people write them — plain
+functions and classes, no declaration, no attribute but the claim — for the
+tests of exact evidence from the trace of the code's own continuous draws
+(``algorithms.replay.noise`` and ``paths``).  Half are correct, half buggy;
+``TRUE`` gives each one's true ε on its own terms (its output, its
+neighbouring relation) and ``STRUCTURE`` what the trace should recognise.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+
+# ------------------------------------------------------------- releases
+def laplace_sum(x, rng, epsilon=0.5):
+    """The sum of the answers plus Laplace(1/ε): one answer moves by at
+    most 1, so ε-DP, and the loss ε is attained."""
+    return float(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon))
+
+
+def exponential_difference_sum(x, rng, epsilon=0.5):
+    """The same Laplace noise made by hand as a difference of two
+    exponentials of scale 1/ε: ε-DP."""
+    return float(np.sum(x)) + rng.exponential(1.0 / epsilon) - rng.exponential(1.0 / epsilon)
+
+
+def gaussian_sum(x, rng, epsilon=0.5):
+    """Gaussian noise calibrated for (ε, 10⁻⁵) under a pure ε claim: the
+    pure loss of a Gaussian shift is unbounded (true pure ε ∞)."""
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / epsilon
+    return float(np.sum(x) + rng.normal(0.0, sigma))
+
+
+def gaussian_sum_approx(x, rng, epsilon=0.5, delta=1e-5):
+    """The same under its own (ε, δ) claim: the classic calibration is
+    (ε, δ)-DP (its exact ε at δ is below ε)."""
+    sigma = math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return float(np.sum(x) + rng.normal(0.0, sigma))
+
+
+class NoisyStream:
+    """Each answer released once with fresh Laplace(1/ε) noise, from
+    Python's ``random`` (a difference of two exponentials): one changed
+    answer moves one release by at most 1, ε-DP."""
+
+    def __init__(self, epsilon=1.0):
+        self.scale = 1.0 / epsilon
+
+    def release(self, value):
+        return value + random.expovariate(1 / self.scale) - random.expovariate(1 / self.scale)
+
+
+class ReusedNoiseCounter:
+    """A running count released each round plus one Laplace draw made once:
+    consecutive releases differ by the answer exactly (true ε ∞)."""
+
+    def __init__(self, epsilon=1.0):
+        self.noise = np.random.laplace(0.0, 1.0 / epsilon)
+        self.count = 0.0
+
+    def release(self, value):
+        self.count += value
+        return self.count + self.noise
+
+
+class TreeCounter:
+    """The binary mechanism: running counts over T = 2^k answers from noisy
+    dyadic partial sums, each node Laplace(levels/ε) with levels = k + 1 (one
+    answer is in one node per level): ε-DP, the loss ε attained."""
+
+    missing_levels = 0
+
+    def __init__(self, epsilon=1.0, horizon=8):
+        self.levels = int(math.log2(horizon)) + 1
+        self.scale = (self.levels - self.missing_levels) / epsilon
+        self.rng = np.random.default_rng()
+        self.t = 0
+        self.exact = {}         # (level, index) -> exact partial sum so far
+        self.noisy = {}         # (level, index) -> noisy partial sum, once complete
+
+    def release(self, value):
+        self.t += 1
+        for level in range(self.levels):
+            node = (level, (self.t - 1) >> level)
+            self.exact[node] = self.exact.get(node, 0.0) + value
+            if self.t % (1 << level) == 0:          # the node's interval is complete
+                self.noisy[node] = self.exact[node] + self.rng.laplace(0.0, self.scale)
+        # the count up to t: the dyadic nodes of t's binary digits
+        total, start = 0.0, 0
+        for level in reversed(range(self.levels)):
+            if self.t - start >= (1 << level):
+                total = total + self.noisy[(level, start >> level)]
+                start += 1 << level
+        return total
+
+
+class ShortTreeCounter(TreeCounter):
+    """The same with one level too few in the noise's scale: each answer
+    is in ``levels`` nodes of Laplace((levels − 1)/ε), true ε = levels/(levels
+    − 1)·ε (4/3 at T = 8, claim 1)."""
+
+    missing_levels = 1
+
+
+# ------------------------------------------------------------ comparisons
+def above_threshold(x, rng, epsilon=1.0, threshold=1.0):
+    """AboveThreshold (Lyu et al. Alg. 1, c = 1): the index of the first
+    answer whose noisy value reaches the noisy threshold, ρ ~ Lap(2/ε),
+    ν ~ Lap(4/ε): ε-DP."""
+    rho = rng.laplace(0.0, 2.0 / epsilon)
+    for i, q in enumerate(np.ravel(x)):
+        if q + rng.laplace(0.0, 4.0 / epsilon) >= threshold + rho:
+            return i
+    return -1
+
+
+def above_threshold_no_query_noise(x, rng, epsilon=1.0, threshold=1.0):
+    """The same without query noise (Lyu et al. Alg. 5's flaw for one
+    answer per step): not ε-DP for any finite ε on long enough inputs —
+    the true ε grows with the number of answers below the threshold."""
+    rho = rng.laplace(0.0, 2.0 / epsilon)
+    for i, q in enumerate(np.ravel(x)):
+        if q >= threshold + rho:
+            return i
+    return -1
+
+
+def noisy_argmax(x, rng, epsilon=1.0):
+    """Report-noisy-max of the answers with Laplace(2/ε): ε-DP (the index)."""
+    noisy = [q + rng.laplace(0.0, 2.0 / epsilon) for q in np.ravel(x)]
+    return int(np.argmax(noisy))
+
+
+def noisy_argmax_half_noise(x, rng, epsilon=1.0):
+    """The same with Laplace(1/ε): 2ε-DP when every answer may move."""
+    noisy = np.ravel(x) + rng.laplace(0.0, 1.0 / epsilon, size=np.size(x))
+    return int(np.argmax(noisy))
+
+
+def gumbel_max(x, rng, epsilon=1.0):
+    """The exponential mechanism by the Gumbel-max trick: argmax of
+    ε·q/2 + Gumbel(1), ε-DP for answers that move by at most 1."""
+    scores = epsilon * np.ravel(x) / 2 + rng.gumbel(0.0, 1.0, size=np.size(x))
+    return int(np.argmax(scores))
+
+
+def noisy_threshold_test(x, rng, epsilon=1.0, threshold=2.0):
+    """Whether the noisy sum passes a threshold: Lap(1/ε), ε-DP."""
+    return bool(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon) > threshold)
+
+
+def data_dependent_scale(x, rng, epsilon=1.0):
+    """Noise whose scale depends on the data: outside what the trace
+    evaluates exactly (refused, never a verdict from the trace)."""
+    return float(np.sum(x) + rng.laplace(0.0, (1.0 + abs(float(np.sum(x)))) / epsilon))
+
+
+for _f, _e in ((laplace_sum, 0.5), (exponential_difference_sum, 0.5), (gaussian_sum, 0.5),
+               (NoisyStream, 1.0), (ReusedNoiseCounter, 1.0), (TreeCounter, 1.0),
+               (ShortTreeCounter, 1.0), (above_threshold, 1.0),
+               (above_threshold_no_query_noise, 1.0), (noisy_argmax, 1.0),
+               (noisy_argmax_half_noise, 1.0), (gumbel_max, 1.0), (noisy_threshold_test, 1.0),
+               (data_dependent_scale, 1.0)):
+    _f.claim_epsilon = _e
+gaussian_sum_approx.claim_epsilon = 0.5
+gaussian_sum_approx.claim_delta = 1e-5
+for _f in (noisy_argmax, noisy_argmax_half_noise, gumbel_max, above_threshold,
+           above_threshold_no_query_noise):
+    _f.relation = "bounded-all"
+    _f.max_change = 1.0
+
+# name: (horizon, arms, true ε, structure the trace recognises)
+CASES = {
+    "laplace_sum": (4, 1, 0.5, "release"),
+    "exponential_difference_sum": (4, 1, 0.5, "release"),
+    "gaussian_sum": (4, 1, math.inf, "release"),
+    "gaussian_sum_approx": (4, 1, None, "release"),
+    "NoisyStream": (4, 1, 1.0, "release"),
+    "ReusedNoiseCounter": (5, 1, math.inf, "release"),
+    "TreeCounter": (8, 1, 1.0, "release"),
+    "ShortTreeCounter": (8, 1, 4 / 3, "release"),
+    "above_threshold": (4, 1, 1.0, "comparisons"),
+    "above_threshold_no_query_noise": (4, 1, math.inf, "comparisons"),
+    "noisy_argmax": (1, 3, 1.0, "comparisons"),
+    "noisy_argmax_half_noise": (1, 3, 2.0, "comparisons"),
+    "gumbel_max": (1, 3, 1.0, "comparisons"),
+    "noisy_threshold_test": (3, 1, 1.0, "comparisons"),
+    "data_dependent_scale": (3, 1, None, "refused"),
+}
+
+
+def above_threshold_by_hand(x, rng, epsilon=1.0, threshold=1.0):
+    """AboveThreshold with its Laplace noise made by hand from exponentials
+    (Python's ``random.expovariate``): the same law, ε-DP."""
+    rho = random.expovariate(epsilon / 2) - random.expovariate(epsilon / 2)
+    for i, q in enumerate(np.ravel(x)):
+        if q + random.expovariate(epsilon / 4) - random.expovariate(epsilon / 4) >= threshold + rho:
+            return i
+    return -1
+
+
+above_threshold_by_hand.claim_epsilon = 1.0
+above_threshold_by_hand.relation = "bounded-all"
+above_threshold_by_hand.max_change = 1.0
+CASES["above_threshold_by_hand"] = (4, 1, 1.0, "comparisons")
+
+
+def clipped_release(x, rng, epsilon=1.0, low=0.0, high=3.0):
+    """A Laplace(1/ε) release of the sum clipped to [low, high]: a
+    post-processing of an ε-DP release, ε-DP (an atom at each end)."""
+    return float(np.clip(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon), low, high))
+
+
+clipped_release.claim_epsilon = 1.0
+CASES["clipped_release"] = (3, 1, 1.0, "comparisons+releases")
