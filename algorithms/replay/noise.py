@@ -70,10 +70,6 @@ def _sample(law: str, rng, n: int) -> np.ndarray:
     return rng.gumbel(0.0, 1.0, n)
 
 
-def in_support(law: str, z: float) -> bool:
-    return z >= 0 if law == "exponential" else math.isfinite(z)
-
-
 class NoiseTrace:
     """One run's variables (their laws and concrete standard values ``z``),
     the comparisons it made (``constraints``: (coef, const) with const +

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from algorithms.replay import noise as nz
-from algorithms.replay.law import _labels, _plain, _user, per_run
+from algorithms.replay.law import _labels, _plain, _user, per_run, replay_scope
 from algorithms.replay.noise import LIFTED, Noisy, NoiseGenerator, NoiseTrace, lifting, tracing
 from algorithms.replay.tracer import (REPLAY_SEED, ReplayRefused, RunGenerator, Traced,
                                       conversions, sealed)
@@ -93,7 +93,6 @@ class PathSet:
     labels: tuple
     runs: int                   # runs of the code that traced them
     reexecuted: int = 0         # plain runs that confirmed them
-    notes: list = field(default_factory=list)
 
 
 # ------------------------------------------------------------------ running
@@ -599,7 +598,6 @@ def trace_paths(alg):
     kept = _APPLIES.get(id(alg))
     if kept is not None and kept[0] is alg:
         return kept[1]
-    from algorithms.replay.law import replay_scope
     n = None
     try:
         losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))

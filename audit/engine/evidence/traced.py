@@ -107,19 +107,23 @@ def _hockey(la: dict, lb: dict, eps: float, missing: dict) -> float:
     return best
 
 
-def _discrete(psa, psb, labels, delta: float, codes=None) -> TracedPair:
+def _covered(brackets, side: str) -> float:
+    """The traced paths' certified (lo, hi) log-probabilities must sum to 1
+    (within ``COVER``), or ``NotAStructure``; returns ln of what the certified
+    total leaves of 1 (−∞ if nothing): an output no traced path gives has at
+    most that probability."""
+    lo = np.logaddexp.reduce([b[0] for b in brackets])
+    hi = np.logaddexp.reduce([b[1] for b in brackets])
+    if hi < -COVER or lo > COVER:
+        raise NotAStructure(f"the traced paths on {side} have total probability in "
+                            f"[{math.exp(lo):.9g}, {math.exp(hi):.9g}], not 1")
+    return math.log(-math.expm1(lo)) if lo < 0 else -math.inf
+
+
+def _discrete(psa, psb, labels, delta: float) -> TracedPair:
     key = (lambda p: p.discrete())
     la, lb = law_of_paths(psa.paths, key), law_of_paths(psb.paths, key)
-    missing = {}
-    for law, side in ((la, "ℓ"), (lb, "ℓ′")):
-        lo = np.logaddexp.reduce([v[0] for v in law.values()])
-        hi = np.logaddexp.reduce([v[1] for v in law.values()])
-        if hi < -COVER or lo > COVER:
-            raise NotAStructure(f"the traced paths on {side} have total probability in "
-                                f"[{math.exp(lo):.9g}, {math.exp(hi):.9g}], not 1")
-        # what no traced path holds is at most what the certified total
-        # leaves of 1: an output no path gives has at most that probability
-        missing[id(law)] = math.log(-math.expm1(lo)) if lo < 0 else -math.inf
+    missing = {id(law): _covered(law.values(), side) for law, side in ((la, "ℓ"), (lb, "ℓ′"))}
     best, pick = -math.inf, None
     for d, (x, y) in (("l>l'", (la, lb)), ("l'>l", (lb, la))):
         for o, (lo, _) in x.items():
@@ -168,12 +172,7 @@ def _mixed(psa, psb, labels, delta: float) -> TracedPair:
         raise NotExact(str(why)) from None
     # every path's probability, to check that they cover the draws
     for ps, side in ((psa, "ℓ"), (psb, "ℓ′")):
-        tot = [log_probability(p.laws, p.A, p.c) for p in ps.paths]
-        lo = np.logaddexp.reduce([t[0] for t in tot])
-        hi = np.logaddexp.reduce([t[1] for t in tot])
-        if hi < -COVER or lo > COVER:
-            raise NotAStructure(f"the traced paths on {side} have total probability in "
-                                f"[{math.exp(lo):.9g}, {math.exp(hi):.9g}], not 1")
+        _covered([log_probability(p.laws, p.A, p.c) for p in ps.paths], side)
     atoms = None
     plain_a = [p for p in psa.paths if not p.noisy_outputs]
     plain_b = [p for p in psb.paths if not p.noisy_outputs]

@@ -78,7 +78,7 @@ def log_density(path, y: np.ndarray) -> tuple:
     return head + lo, head + hi
 
 
-def _points(path, rng) -> list:
+def _points(path) -> list:
     """Released values to try on one path: its own, and a grid along each
     released value's scale around it."""
     J, ks, cs, as_ = _pins(path)
@@ -95,7 +95,6 @@ def _points(path, rng) -> list:
 def pair_density_epsilon(paths_a, paths_b) -> tuple:
     """The largest certified log density ratio over the tried outputs, both
     directions: (ε lower end, direction, the output's group, y, lo, hi)."""
-    rng = np.random.default_rng(0)
     best = (0.0, None, None, None, None, None)
     for d, (xs, ys) in (("l>l'", (paths_a, paths_b)), ("l'>l", (paths_b, paths_a))):
         released = [p for p in xs if p.noisy_outputs]
@@ -107,7 +106,7 @@ def pair_density_epsilon(paths_a, paths_b) -> tuple:
             same_y = [q for q in ys if q.noisy_outputs and group(q) == g and _pins(q)[0] == J]
             if not same_y:
                 continue
-            pts = _points(p, rng)
+            pts = _points(p)
             if len(pts) > per:          # the path's own point, and the grid thinned evenly
                 pts = [pts[0]] + [pts[i] for i in np.linspace(1, len(pts) - 1, per - 1).astype(int)]
             for y in pts:
@@ -119,6 +118,3 @@ def pair_density_epsilon(paths_a, paths_b) -> tuple:
                     best = (lo - hi, d, g, y, lo, hi)
     return best
 
-
-def path_log_probability(path) -> tuple:
-    return log_probability(path.laws, path.A, path.c)
