@@ -79,7 +79,8 @@ from .as_written.binding import NAMING, SLOTS  # noqa: E402,F401 (re-exported)
 def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=None,
           params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
           naming: str = "cli", methods: Optional[str] = None,
-          feedback: Optional[str] = None) -> Algorithm:
+          feedback: Optional[str] = None, input_range=None,
+          environment: Optional[str] = None) -> Algorithm:
     """``_build`` (below), and what the neighbour search needs to sweep the
     parameters the claim quantifies over (``algorithms.claim_ranges``):
     ``extra["claim_ranges"]`` (a registered algorithm's from
@@ -88,13 +89,13 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
     same build with the same flags at other values."""
     from .claim_ranges import RANGES, parse_ranges
     alg = _build(name, horizon, arms, experts, epsilon, delta, params, claim_epsilon,
-                 claim_delta, naming, methods, feedback)
+                 claim_delta, naming, methods, feedback, input_range, environment)
     if not isinstance(alg.extra, dict):
         return alg
     flags = {"horizon": horizon, "arms": arms, "experts": experts, "epsilon": epsilon,
              "delta": delta, "params": dict(params or {}), "claim_epsilon": claim_epsilon,
              "claim_delta": claim_delta, "naming": naming, "methods": methods,
-             "feedback": feedback}
+             "feedback": feedback, "input_range": input_range, "environment": environment}
     declared = alg.extra.get("claim_ranges")
     fixed = False
     if declared is None and name in REGISTRY:
@@ -133,7 +134,8 @@ class Rebuild:
 def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=None,
            params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
            naming: str = "cli", methods: Optional[str] = None,
-           feedback: Optional[str] = None) -> Algorithm:
+           feedback: Optional[str] = None, input_range=None,
+          environment: Optional[str] = None) -> Algorithm:
     """Build a registered algorithm, or a user's ``package.module:attribute``:
     either an ``Algorithm`` or a factory ``f(T, K, N, epsilon, delta,
     **params)``.
@@ -162,12 +164,20 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
         from .as_written import as_algorithm, is_as_written
         if is_as_written(obj):
             return as_algorithm(obj, name, horizon, arms, experts, epsilon, delta, params,
-                                claim_epsilon, claim_delta, names, methods, feedback)
-        if methods is not None or feedback is not None:
-            raise ValueError(f"{'--methods' if methods is not None else '--feedback'} applies "
-                             f"to a class audited as written; {name} is a factory")
+                                claim_epsilon, claim_delta, names, methods, feedback,
+                                input_range, environment)
+        for flag, v in (("methods", methods), ("feedback", feedback),
+                        ("input_range", input_range), ("environment", environment)):
+            if v is not None:
+                raise ValueError(f"{names[flag]} applies to code audited as "
+                                 f"written; {name} is a factory")
         return _build_user(name, obj, horizon, arms, experts, epsilon, delta, params, names,
                            claim_epsilon, claim_delta)
+    for flag, v in (("methods", methods), ("feedback", feedback), ("input_range", input_range),
+                    ("environment", environment)):
+        if v is not None:
+            raise ValueError(f"{names[flag]} applies to code audited as written; {name} is "
+                             f"registered (its loss class is part of its claim)")
     kwargs = {"T": entry.horizon if horizon is None else horizon,
               "K": entry.arms if arms is None else arms}
     if entry.experts is not None:

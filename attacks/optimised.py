@@ -204,13 +204,18 @@ class Optimised(Attack):
     needs = ("a mechanism over a stream of at most 64 answers whose exact pair ε the audit "
              "computes: a declared report-noisy-max, a declared sparse vector releasing no "
              "number or fresh ones, or code the exact replay follows (uniform draws it only "
-             "compares)")
+             "compares, or continuous noise it traces) — a function or a class run as "
+             "written, over at most 64 losses")
 
     def applies(self, alg: Algorithm) -> None:
         """``ValueError`` unless ``alg`` is a stream mechanism with a declared
         model whose exact pair ε the engine computes."""
-        if not is_stream(alg):
-            raise ValueError(f"attack optimised applies to mechanisms over a stream of answers; "
+        # A class run as written whose code the replay follows is optimised
+        # over its (T, K) losses like a mechanism over its answers.
+        replayed_class = (alg.extra or {}).get("as_written") == "class" and replay_applies(alg)
+        if not is_stream(alg) and not replayed_class:
+            raise ValueError(f"attack optimised applies to mechanisms over a stream of answers "
+                             f"and to classes run as written whose code the replay follows; "
                              f"{alg.name} is a learner")
         if not has_exact_model(alg):
             raise ValueError(f"attack optimised needs an exact pair ε: a declared model "

@@ -81,6 +81,7 @@ BENCHMARK_ARGS = {
                    "--only", "laplace,report-noisy-max1"],
     "bug_zoo.py": ["--trials", "2000", "--jobs", "1", "--only", "shared-noise-counter"],
     "traced.py": ["--only", "laplace_sum"],
+    "as_written_zoo.py": ["--only", "rr_choices_bug", "--time", "10"],
 }
 GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=1, names=['laplace'])")

@@ -15,22 +15,28 @@ otherwise, on the loss class ``loss_range`` (or ``reward_range``,
 ``input_range``), [0, 1] by default.
 
 May import: numpy, ``algorithms.core``, ``algorithms.errors``,
+``algorithms.imported_sources``,
 ``algorithms.replay`` (whether a function's code replays exactly),
 ``algorithms.as_written.*``.
 """
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
 
+from algorithms import imported_sources
 from algorithms.core import Algorithm, Claim
+from algorithms.errors import UserCodeError
 from .binding import NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths
-from .functions import function_learner, looks_like_mechanism, probe, shape_of
+from .functions import (READ_MAX_ROUNDS, function_learner, looks_like_mechanism, probe,
+                        read_rounds, shape_of)
 from .methods import bound_method_function, method_function, whole_input_method
+from .environment import environment_learner, find_environment
 from .objects import class_learner, find_methods, probe_stream
 
 LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
@@ -39,6 +45,8 @@ RANGE_ATTRS = ("loss_range", "reward_range", "input_range")
 PROBE_VALUES = 0xA11CE
 OPTIMISE_CELLS = 64     # a replay this small is cheap enough to optimise the pair over
 OPTIMISE_COMPARISONS = 16   # so is a trace of continuous draws with this few comparisons
+OPTIMISE_ANSWERS = 64       # the optimiser's variables: T·K inputs at most
+CLASS_OPTIMISE_CELLS, CLASS_OPTIMISE_COMPARISONS = 16, 2
 
 
 def is_as_written(obj) -> bool:
@@ -50,7 +58,13 @@ def _attr(obj, name, default=None):
     return getattr(obj, name, default)
 
 
-def _range(obj, where: str) -> tuple:
+def _range(obj, where: str, given=None) -> tuple:
+    """(lo, hi, where it comes from): ``given`` (``--input-range``), else
+    the code's ``loss_range``/``reward_range``/``input_range`` attribute,
+    else [0, 1]."""
+    if given is not None:
+        lo, hi = (float(x) for x in given)
+        return lo, hi, "given"
     for a in RANGE_ATTRS:
         v = _attr(obj, a)
         if v is not None:
@@ -60,8 +74,64 @@ def _range(obj, where: str) -> tuple:
                 raise ValueError(f"{where}.{a} must be a pair (lo, hi), got {v!r}") from None
             if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
                 raise ValueError(f"{where}.{a} must be finite with lo < hi, got {v!r}")
-            return lo, hi
-    return 0.0, 1.0
+            return lo, hi, f"its {a} attribute"
+    return 0.0, 1.0, "default"
+
+
+def _environment(cls, methods: Optional[str], named: Optional[str], where: str, feedback):
+    """The environment a class draws its own rewards from (``environment``),
+    or None where it is driven by the usual conventions: ``named``
+    (``--environment``) always applies; otherwise it is looked for only
+    when those conventions find nothing."""
+    driver = methods.strip() if methods and "," not in methods else None
+    if named is not None:
+        return find_environment(cls, named, driver, where, feedback)
+    try:
+        find_methods(cls, methods, where, feedback)
+        return None
+    except ValueError as exc:
+        found = find_environment(cls, None, driver, where, feedback)
+        if found is None:
+            raise exc
+        return found
+
+
+def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, where: str):
+    """(T, shape, note): the answers a function reads when it is offered the
+    default ``T``: its first answer alone when that is all its output was
+    seen to depend on (``functions.read_rounds``; a longer prefix is kept
+    whole, since code that stops early, as a sparse vector does, reads its
+    later answers in few runs), or one plain number when the code fails on
+    an array of ``T`` values and runs on one.  The shorter input must run
+    on the probe's inputs, else ``T`` stays."""
+    if T > READ_MAX_ROUNDS:
+        return T, shape, None
+    read = read_rounds(fn, shape, kwargs, T, K, lo, hi, where)
+    if read is not None and read != {0}:
+        return T, shape, None
+    k = 1
+    tries = ([replace(shape, scalar=True)] if k == 1 and K == 1 and shape.size is None
+             else []) + [shape]
+    for cand in tries:
+        try:
+            probe(fn, cand, kwargs, _probe_inputs(k, K, lo, hi), where)
+        except (UserCodeError, ValueError):
+            continue
+        if read is None:
+            how = "one number" if cand.scalar else "one answer"
+            return k, cand, f"it fails on {T} answers and runs on {how}: audited on {how}"
+        return k, cand, f"its output depends on the first answer of the {T} offered: audited on it"
+    return T, shape, None
+
+
+def _input_note(read_note, range_from: str, lo: float, hi: float) -> Optional[str]:
+    """What the summary says about the input beyond its size and range."""
+    parts = [read_note] if read_note else []
+    if range_from == "given":
+        parts.append("range given with --input-range")
+    elif range_from != "default":
+        parts.append(f"range from {range_from}")
+    return "; ".join(parts) or None
 
 
 def _probe_inputs(T: int, K: int, lo: float, hi: float) -> list:
@@ -80,19 +150,28 @@ def _whole_input(cls, methods: Optional[str], where: str, feedback) -> Optional[
         find_methods(cls, None, where, feedback)
         return None
     except ValueError:
+        if find_environment(cls, None, None, where, feedback) is not None:
+            return None
         return whole_input_method(cls)
 
 
 def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=None,
                  delta=None, params: Optional[dict] = None, claim_epsilon=None,
                  claim_delta=None, names: Optional[dict] = None,
-                 methods: Optional[str] = None, feedback: Optional[str] = None) -> Algorithm:
+                 methods: Optional[str] = None, feedback: Optional[str] = None,
+                 input_range=None, environment: Optional[str] = None) -> Algorithm:
     """The ``Algorithm`` auditing ``obj`` (a class or a mechanism function
     at ``path``, ``package.module:attribute``) as written.  ``names`` words
-    errors after the caller's flags (``algorithms.registry.NAMING``)."""
+    errors after the caller's flags (``algorithms.registry.NAMING``).
+    ``input_range`` (lo, hi) overrides the code's own range attributes;
+    ``environment`` names the method or constructor parameter through which
+    a class draws its own rewards (``environment``)."""
     names = names or NAMING["cli"]
     params = dict(params or {})
     attr = path.partition(":")[2] or path
+    # ``from random import choices`` in the code's module: routed like random.choices.
+    imported_sources.adopt_code(obj.__self__.__class__ if inspect.ismethod(obj)
+                                and not inspect.isclass(obj.__self__) else obj)
     if inspect.ismethod(obj) and not inspect.isclass(obj.__self__):
         obj = bound_method_function(obj)         # module:instance.m
     elif inspect.isclass(obj):
@@ -101,10 +180,15 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
             fn, rest = method_function(obj, whole, path, epsilon, delta, params, claim_epsilon,
                                        claim_delta, names)
             return as_algorithm(fn, path, horizon, arms, experts, epsilon, delta, rest,
-                                claim_epsilon, claim_delta, names)
+                                claim_epsilon, claim_delta, names, input_range=input_range)
     is_class = inspect.isclass(obj)
+    if environment is not None and not is_class:
+        raise ValueError(f"{names['environment']} applies to a class; {path} is a function")
+    env = _environment(obj, methods, environment, attr, feedback) if is_class else None
     shape = None if is_class else shape_of(obj, attr)
     skip = () if is_class else tuple(x for x in (shape.input, shape.rng, shape.size) if x)
+    if env is not None and env.param:
+        skip = (env.hook,)
     b = bind(obj, seed=is_class, skip=skip)
     if b.positional:
         b.names = {}
@@ -127,7 +211,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
             raise ValueError(f"{names['param_name'].format(name=k)}: {path} does not accept "
                              f"it (its parameters: {', '.join(b.own) or 'none'})")
     mechanism = not is_class
-    if is_class:
+    if is_class and env is None:
         m = find_methods(obj, methods, attr, feedback)
         mechanism = m.kind == "stream"
     elif methods:
@@ -162,10 +246,11 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
             d = b.default("delta")
             dlt = 0.0 if d is inspect.Parameter.empty else d
         pass_values["delta"] = dlt
-    if is_class and m.advice and N is None:
+    if is_class and env is None and m.advice and N is None:
         raise ValueError(f"{path}.{m.select} takes expert advice: give the number of experts "
                          f"with {names['set'].format(flag=names['N'], value='N')}")
-    if experts is not None and "N" not in b.names and not (is_class and m.advice):
+    if experts is not None and "N" not in b.names and not (is_class and env is None
+                                                           and m.advice):
         raise ValueError(f"{names['N']} does not apply to {path} (it takes no expert advice)")
     missing = required_missing(b, params)
     if missing:
@@ -175,7 +260,11 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if args:
         raise ValueError(f"{path}: positional-only parameters are not supported for code "
                          f"audited as written")
-    lo, hi = _range(obj, attr)
+    lo, hi, range_from = _range(obj, attr, input_range)
+    read_note = None
+    if not is_class and horizon is None:
+        # A function offered more answers than it reads is audited on those it reads.
+        T, shape, read_note = _fit_input(obj, shape, kwargs, T, K, lo, hi, attr)
     # The claim: the caller's, else the code's attributes, else what it is built with.
     declared_eps, declared_delta = _attr(obj, "claim_epsilon"), _attr(obj, "claim_delta")
     c_eps = claim_epsilon if claim_epsilon is not None else (
@@ -192,7 +281,11 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
               f"{attr}.claim_epsilon" if _attr(obj, "claim_epsilon") is not None else
               f"the ε {attr} is built with")
     inputs = _probe_inputs(T, K, lo, hi)
-    if is_class:
+    if env is not None:
+        learner = environment_learner(obj, kwargs, b.seed, b.seed_is_generator, env, K,
+                                      (lo, hi), attr)
+        how, output, form = env.describe(), "the arms it plays", None
+    elif is_class:
         if m.kind == "stream":
             form = probe_stream(obj, kwargs, b.seed, b.seed_is_generator, m, inputs, (lo, hi),
                                 attr)
@@ -226,14 +319,23 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     # vectorised learner).
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
-             "code_labels": labels, "per_run_calls": per_run}
+             "code_labels": labels, "per_run_calls": per_run,
+             "input_note": _input_note(read_note, range_from, lo, hi),
+             "environment": env.hook if env is not None else None}
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)
-    if not is_class and ((replay_cells(alg) or OPTIMISE_CELLS + 1) <= OPTIMISE_CELLS
-                         or (trace_paths(alg) or OPTIMISE_COMPARISONS + 1)
-                         <= OPTIMISE_COMPARISONS):
-        # A function whose code replays exactly, and cheaply (the optimiser
-        # replays it for every pair it tries), also gets its pair optimised:
+    small = T * K <= OPTIMISE_ANSWERS
+    cells = replay_cells(alg) if small else None
+    compared = trace_paths(alg) if small and cells is None else None
+    # A class's run is T calls, not one: its optimiser gets smaller replays
+    # (a class re-drawing six noisy argmaxes, 2^6 paths, took 17 minutes).
+    most_cells, most_compared = ((CLASS_OPTIMISE_CELLS, CLASS_OPTIMISE_COMPARISONS) if is_class
+                                 else (OPTIMISE_CELLS, OPTIMISE_COMPARISONS))
+    if (cells is not None and cells <= most_cells
+            or compared is not None and compared <= most_compared):
+        # A function or class whose code replays exactly, and cheaply (the
+        # optimiser replays it for every pair it tries), also gets its pair
+        # optimised:
         # the exact ε maximised over the claim's relation, not only at the
         # search's pairs.  Only where it applies, so that the attacks an
         # audit prints to reproduce it all run.

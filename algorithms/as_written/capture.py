@@ -27,15 +27,19 @@ each batch of calls (``Streams.active``) and removed after (counted, so
 nested and concurrent batches in threads are safe); which run is current
 is per thread.  Outside a batch the global sources behave as usual.
 
+A global function or constructor the code's module imported by name
+(``from random import choices``, ``from numpy.random import laplace``) is
+routed too, in that module (``algorithms.imported_sources``).
+
 Not captured: a generator built from OS entropy in another way
 (``np.random.Generator(np.random.PCG64())``, ``random.SystemRandom``,
-``os.urandom``), or a global function imported by name before the audit
-(``from numpy.random import laplace``).  The audit's reproducibility
+``os.urandom``), or a source imported by name in a module the audited code
+does not live in.  The audit's reproducibility
 check (the same seed twice must give the same outputs) finds such code; it
 is audited black-box, its runs made one after another in one process, and
 the result says no seed reproduces it.
 
-May import: numpy and the standard library.
+May import: numpy, the standard library and ``algorithms.imported_sources``.
 """
 from __future__ import annotations
 
@@ -44,6 +48,8 @@ import threading
 from contextlib import contextmanager
 
 import numpy as np
+
+from algorithms import imported_sources
 
 _LOCAL = threading.local()
 LOCAL = _LOCAL      # which run is current: ``LOCAL.run = i`` (the hot loops set it)
@@ -196,18 +202,25 @@ def _targets() -> list:
             out.append((_random, name, _python_router(name, fn)))
     out += [(np.random, "default_rng", _default_rng), (np.random, "RandomState", _RandomState),
             (_random, "Random", _Random)]
+    # The same sources under the names the code's modules imported them by.
+    by_source = {(m, n): r for m, n, r in out}
+    out += [(mod, name, by_source[(smod, sname)])
+            for mod, name, smod, sname in imported_sources.imported()
+            if (smod, sname) in by_source]
     return out
 
 
 _TARGETS: list = []
+_TARGETS_VERSION = [-1]
 
 
 def install() -> None:
     """Route the global sources (counted: the first call installs)."""
     with _LOCK:
         if _INSTALLED["count"] == 0:
-            if not _TARGETS:
-                _TARGETS.extend(_targets())
+            if _TARGETS_VERSION[0] != imported_sources.version():
+                _TARGETS[:] = _targets()
+                _TARGETS_VERSION[0] = imported_sources.version()
             _INSTALLED["saved"] = [(m, n, getattr(m, n)) for m, n, _ in _TARGETS]
             for module, name, replacement in _TARGETS:
                 setattr(module, name, replacement)

@@ -43,7 +43,7 @@ from algorithms.core import Learner
 from algorithms.errors import UserCodeError
 from .binding import SEED_SPELLINGS, SPELLINGS
 from .capture import Streams
-from .outputs import OutputForm, form_of
+from .outputs import OutputForm, form_of, leaves
 
 # Names of a generator parameter: the seeds' spellings and ``prng``.
 RNG_NAMES = SEED_SPELLINGS + ("prng",)
@@ -66,6 +66,7 @@ class Shape:
     int_seed: bool
     size: Optional[str]
     rng_first: bool = False
+    scalar: bool = False        # the input is one plain number (``f(x: float, rng)``)
 
     def describe(self) -> str:
         args = [self.input] + ([self.rng] if self.rng else []) + ([self.size] if self.size
@@ -164,8 +165,10 @@ def split_batch(out, runs: int, where: str) -> list:
                         f"of such arrays, or a list of {runs} outputs)")
 
 
-def _input(losses: np.ndarray) -> np.ndarray:
+def _input(losses: np.ndarray, scalar: bool = False):
     x = np.asarray(losses, dtype=float)
+    if scalar:
+        return float(x[0, 0])
     return x[:, 0].copy() if x.shape[1] == 1 else x.copy()
 
 
@@ -183,14 +186,14 @@ def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
                 kw[shape.size] = runs
                 if shape.rng:
                     kw[shape.rng] = int(ints[0]) if shape.int_seed else rng
-                return split_batch(_call(fn, shape, _input(losses), kw), runs, where)
+                return split_batch(_call(fn, shape, _input(losses, shape.scalar), kw), runs, where)
             outs = []
             kw = dict(kwargs)
             for i in range(runs):
                 set_run(i)
                 if shape.rng:
                     kw[shape.rng] = int(ints[i]) if shape.int_seed else rng
-                outs.append(_call(fn, shape, _input(losses), kw))
+                outs.append(_call(fn, shape, _input(losses, shape.scalar), kw))
             return outs
         except UserCodeError:
             raise
@@ -206,6 +209,50 @@ def probe(fn, shape: Shape, kwargs: dict, inputs: list, where: str) -> OutputFor
         outs += outputs_of(fn, shape, kwargs, x, PROBE_RUNS,
                            np.random.default_rng([PROBE_STREAM, k]), where)
     return form_of(outs, inputs[0].shape[0], where)
+
+
+READ_RUNS = 32
+READ_STREAM = 0x5EAD
+READ_MAX_ROUNDS = 64
+
+
+def _same(a: list, b: list) -> bool:
+    try:
+        return all(leaves(x) == leaves(y) for x, y in zip(a, b)) and len(a) == len(b)
+    except Exception:   # noqa: BLE001 - an output without a usable equality
+        return False
+
+
+def read_rounds(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi: float,
+                where: str) -> Optional[set]:
+    """The rounds (input positions) the function's output depends on, seen
+    on coupled runs: the same ``READ_RUNS`` streams on an input and on that
+    input with one round moved across the range, from three bases (all
+    ``lo``, all ``hi``, random values).  A round no change moved in any run
+    is taken as not read.  Only power rests on this (the audit's pairs
+    change the rounds read); None when it cannot tell (more than
+    ``READ_MAX_ROUNDS`` rounds, or the code fails on a changed input)."""
+    if T > READ_MAX_ROUNDS:
+        return None
+    rand = lo + (hi - lo) * np.random.default_rng(READ_STREAM).random((T, K))
+    bases = [np.full((T, K), lo), np.full((T, K), hi), rand]
+    read: set = set()
+    try:
+        for b, x in enumerate(bases):
+            ref = outputs_of(fn, shape, kwargs, x, READ_RUNS,
+                             np.random.default_rng([READ_STREAM, b]), where)
+            for t in range(T):
+                if t in read:
+                    continue
+                y = x.copy()
+                y[t] = lo + hi - x[t] if b == 2 else (hi if b == 0 else lo)
+                out = outputs_of(fn, shape, kwargs, y, READ_RUNS,
+                                 np.random.default_rng([READ_STREAM, b]), where)
+                if not _same(ref, out):
+                    read.add(t)
+    except UserCodeError:
+        return None
+    return read
 
 
 def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: str) -> Learner:
@@ -225,7 +272,7 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
             kw = dict(kwargs)
             if shape.rng:
                 kw[shape.rng] = seed if shape.int_seed else rng
-            return _call(fn, shape, _input(losses), kw)
+            return _call(fn, shape, _input(losses, shape.scalar), kw)
 
     one_batch = None
     if shape.size is not None:
@@ -237,7 +284,7 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
             kw[shape.size] = runs
             if shape.rng:
                 kw[shape.rng] = seed if shape.int_seed else rng
-            return _call(fn, shape, _input(losses), kw)
+            return _call(fn, shape, _input(losses, shape.scalar), kw)
 
     point = (lambda state: None) if form.step.numbers else None
     return Learner(unused, unused, unused, form.step.n_codes, feedback="stream",

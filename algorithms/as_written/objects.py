@@ -17,10 +17,21 @@ Conventions (``SELECT``, ``UPDATE``, ``RELEASE``; or named with
   releases: ``release`` (or ``answer``, ``respond``, ``process``,
   ``query``, ``step``, ``randomise``, ``privatise``, ``perturb``, …).  Whatever it returns is observed
   (``algorithms.as_written.outputs``).
+* a **fused** bandit has one method ``step(last_reward, last_arm) -> arm``
+  (or ``act``, ``play``, ``pull``, … with two parameters named like
+  feedback and like an arm, in either order): it gets the last round's
+  feedback and returns the next arm; its first call gets no arguments
+  when both have defaults, else ``(None, None)``.
+* a method whose first parameter is named ``t`` (``round``, ``time``,
+  ``timestep``, …) gets the round's index, 0, 1, …, before the rest:
+  ``predict(t)`` then ``observe_loss(t, loss_vector)``; an update that
+  then takes one value named like one number (``loss``, ``reward``,
+  ``value``, …) is a bandit's, the played arm's feedback.
 
 Feedback is losses or rewards: the class attribute ``feedback = "loss"``
 or ``"reward"`` decides, else the name of the update method's last
-parameter (``loss``/``cost`` → losses), else rewards.  A reward is
+parameter (``loss``/``cost`` → losses; ``reward`` → rewards), else the
+update method's name (``observe_loss``), else rewards.  A reward is
 ``hi + lo − loss`` on the loss class [lo, hi] (1 − loss on [0, 1]), a map
 the tool applies, so the audited losses stay in the claim's loss class.
 
@@ -52,10 +63,23 @@ from .outputs import StepForm, leaves, step_form
 SELECT = ("select_arm", "choose_arm", "select_action", "choose_action", "get_action", "get_arm",
           "select", "choose", "pull", "act", "play", "next_arm", "predict", "recommend")
 UPDATE = ("update", "observe", "feedback", "receive_reward", "give_feedback", "update_arm",
-          "learn", "reward")
+          "learn", "reward", "observe_loss", "observe_reward", "receive_loss", "update_loss",
+          "update_reward")
 RELEASE = ("release", "answer", "respond", "process", "query", "step", "randomise", "randomize",
            "privatise", "privatize", "perturb", "sanitise", "sanitize")
 LOSS_WORDS = ("loss", "cost")
+# A method's first parameter with one of these names receives the round's
+# index, 0, 1, … (``predict(t)``, ``observe_loss(t, value)``).
+ROUND_NAMES = ("t", "round", "rnd", "time", "timestep", "time_step", "round_index", "iteration",
+               "step_index", "round_number")
+# A fused method ``step(last_reward, last_arm) -> arm``: its two parameters
+# named like feedback and like an arm.
+FEEDBACK_WORDS = ("reward", "loss", "cost", "feedback", "payoff", "gain")
+ARM_WORDS = ("arm", "action", "choice", "played", "pulled", "chosen")
+FUSED = ("step",) + SELECT
+# One value given to an update method is the played arm's feedback when the
+# parameter is named like one number; else it is the round's whole row.
+SCALAR_NAMES = ("reward", "loss", "cost", "value", "r", "payoff", "feedback", "gain", "y")
 SEED_WORDS = 2 ** 63
 
 
@@ -70,14 +94,27 @@ class Methods:
     update: Optional[str]
     advice: bool
     losses: bool
+    fused: Optional[str] = None     # "feedback-first"/"arm-first": step(r, a) -> next arm
+    fused_empty: bool = False       # the fused method's first call takes no arguments
+    select_round: bool = False      # select(t, …): the round's index first
+    update_round: bool = False      # update(t, …)
+    update_arm: bool = True         # a bandit update receives the arm (else the value only)
 
     def describe(self) -> str:
-        if self.kind == "stream":
-            return f"{self.update}(value) per round"
         fb = "losses" if self.losses else "rewards (reward = hi + lo − loss)"
-        arg = "advice" if self.advice else ""
-        row = "row" if self.kind == "full" else "arm, feedback"
-        return f"{self.select}({arg}) then {self.update}({row}); feedback as {fb}"
+        if self.fused:
+            args = "feedback, arm" if self.fused == "feedback-first" else "arm, feedback"
+            first = "()" if self.fused_empty else "(None, None)"
+            return (f"{self.select}({args}) -> next arm, the last round's feedback in, "
+                    f"{self.select}{first} first; feedback as {fb}")
+        t = "t, " if self.update_round else ""
+        if self.kind == "stream":
+            return f"{self.update}({t}value) per round"
+        arg = ", ".join((["t"] if self.select_round else []) + (["advice"] if self.advice
+                                                                 else []))
+        row = ("row" if self.kind == "full" else "arm, feedback" if self.update_arm
+               else "feedback")
+        return f"{self.select}({arg}) then {self.update}({t}{row}); feedback as {fb}"
 
 
 def _positional(fn) -> list:
@@ -94,6 +131,46 @@ def _positional(fn) -> list:
 
 def _required(params) -> list:
     return [p for p in params if p.default is inspect.Parameter.empty]
+
+
+def _takes_round(params) -> bool:
+    return bool(params) and params[0].name.lower() in ROUND_NAMES
+
+
+def _fused(cls, name: str) -> Optional[tuple]:
+    """(order, first call empty) when ``cls.name`` reads like ``step(last_reward,
+    last_arm) -> arm``: two parameters, one named like feedback, one like
+    an arm."""
+    fn = getattr(cls, name, None)
+    params = _positional(fn) if callable(fn) else []
+    if len(params) != 2:
+        return None
+    names = [p.name.lower() for p in params]
+    fb = [any(w in n for w in FEEDBACK_WORDS) for n in names]
+    arm = [any(w in n for w in ARM_WORDS) for n in names]
+    if fb == [True, False] and arm == [False, True]:
+        order = "feedback-first"
+    elif fb == [False, True] and arm == [True, False]:
+        order = "arm-first"
+    else:
+        return None
+    return order, not _required(params)
+
+
+def _feedback_kind(cls, update: str, feedback: Optional[str], where: str, last: str) -> bool:
+    """Whether feedback is losses: ``feedback`` (the flag), else the class's
+    attribute, else the parameter's name."""
+    declared = feedback or getattr(cls, "feedback", None)
+    if declared is not None and declared not in ("loss", "reward"):
+        raise ValueError(f"{where}.feedback must be 'loss' or 'reward', got {declared!r}")
+    if declared is None:        # the parameter's name, else the method's (observe_loss)
+        for word in (last.lower(), update.lower()):
+            if any(w in word for w in LOSS_WORDS):
+                return True
+            if "reward" in word:
+                return False
+        declared = "reward"
+    return declared == "loss"
 
 
 def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str]) -> Methods:
@@ -113,10 +190,15 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
                              f"methods {named!r}: give SELECT,UPDATE (a learner) or RELEASE "
                              f"(a stream mechanism)")
         select, update = (parts + [None])[:2] if len(parts) == 2 else (None, parts[0])
+        if select is None and _fused(cls, update):
+            return _fused_methods(cls, update, feedback, where)
     else:
         select = next((m for m in SELECT if has(m)), None)
         update = next((m for m in UPDATE if has(m)), None)
         if select is None or update is None:
+            fused = next((m for m in FUSED if has(m) and _fused(cls, m)), None)
+            if fused:
+                return _fused_methods(cls, fused, feedback, where)
             select = None
             update = next((m for m in RELEASE if has(m)), None)
         if update is None:
@@ -126,12 +208,18 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
                 f"mechanism one of {', '.join(RELEASE)}; or name them with --methods "
                 f"SELECT,UPDATE")
     up = _positional(getattr(cls, update))
+    update_round = len(up) >= 2 and _takes_round(up)
+    if update_round:
+        up = up[1:]
     if select is None:
         if len(_required(up)) != 1:
             raise ValueError(f"{where}.{update} must take one argument (the round's input), "
                              f"it takes {len(_required(up))}")
-        return Methods("stream", None, update, False, True)
+        return Methods("stream", None, update, False, True, update_round=update_round)
     sel = _positional(getattr(cls, select))
+    select_round = _takes_round(sel)
+    if select_round:
+        sel = sel[1:]
     if len(_required(sel)) > 1:
         raise ValueError(f"{where}.{select} must take no argument (or the round's expert "
                          f"advice), it takes {len(_required(sel))}")
@@ -140,13 +228,85 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
         raise ValueError(f"{where}.{update} must take (arm, reward) for bandit feedback or "
                          f"(row) for full information, it takes {need} arguments")
     kind = "bandit" if len(up) >= 2 and need != 1 or need == 2 else "full"
-    declared = feedback or getattr(cls, "feedback", None)
-    if declared is not None and declared not in ("loss", "reward"):
-        raise ValueError(f"{where}.feedback must be 'loss' or 'reward', got {declared!r}")
-    if declared is None:
-        last = (up[1] if kind == "bandit" else up[0]).name.lower()
-        declared = "loss" if any(w in last for w in LOSS_WORDS) else "reward"
-    return Methods(kind, select, update, len(_required(sel)) == 1, declared == "loss")
+    # observe_loss(t, loss): one number, the played arm's feedback (the
+    # learner knows its arm); a row is named otherwise (losses, row, …).
+    update_arm = True
+    if kind == "full" and update_round and up[0].name.lower() in SCALAR_NAMES:
+        kind, update_arm = "bandit", False
+    last = (up[1] if kind == "bandit" and update_arm else up[0]).name
+    losses = _feedback_kind(cls, update, feedback, where, last)
+    return Methods(kind, select, update, len(_required(sel)) == 1, losses,
+                   select_round=select_round, update_round=update_round, update_arm=update_arm)
+
+
+def _fused_methods(cls, name: str, feedback: Optional[str], where: str) -> Methods:
+    order, empty = _fused(cls, name)
+    params = _positional(getattr(cls, name))
+    last = params[0 if order == "feedback-first" else 1].name
+    return Methods("bandit", name, None, False, _feedback_kind(cls, name, feedback, where, last),
+                   fused=order, fused_empty=empty)
+
+
+def drivers(obj, m: Methods):
+    """(choose, learn) of one object: its own methods, or adapters giving
+    them the calls ``act``/``feed`` make — ``choose(*advice)`` returns the
+    arm, ``learn(arm, feedback)`` or ``learn(row)`` takes the round's
+    feedback (a fused ``step(r, a) -> arm`` gets it at the next round's
+    call; a method taking the round's index gets it first)."""
+    if m.fused:
+        step = getattr(obj, m.select)
+        last = []
+
+        def choose(*advice):
+            if not last:
+                return step() if m.fused_empty else step(None, None)
+            return step(*last[-1])
+
+        def learn(arm, fb):
+            last[:] = [(fb, arm) if m.fused == "feedback-first" else (arm, fb)]
+        return choose, learn
+    choose = getattr(obj, m.select) if m.select else None
+    learn = getattr(obj, m.update)
+    if not (m.select_round or m.update_round or not m.update_arm):
+        return choose, learn
+    clock = [0]
+    raw_choose, raw_learn = choose, learn
+    if m.select_round:
+        def choose(*advice):
+            return raw_choose(clock[0], *advice)
+
+    def learn(*args):
+        if not m.update_arm:
+            args = args[1:]         # the learner knows its arm
+        if m.update_round:
+            out = raw_learn(clock[0], *args)
+        else:
+            out = raw_learn(*args)
+        clock[0] += 1
+        return out
+    return choose, learn
+
+
+def build_objects(make, kwargs: dict, seed: Optional[str], seed_is_generator: bool, runs: int,
+                  rng, name: str) -> tuple:
+    """(objects, streams): ``make(i, kw)`` for each of ``runs`` runs, with
+    the constructor's keywords ``kw`` (its seed parameter, if any, set for
+    the run) and the run's random streams routed (``capture``)."""
+    words = rng.integers(0, SEED_WORDS, size=runs, dtype=np.int64)
+    seeds = rng.integers(0, 2 ** 32, size=runs, dtype=np.int64) if seed else None
+    streams = Streams(words)
+    objs = []
+    with streams.active() as set_run:
+        for i in range(runs):
+            set_run(i)
+            kw = dict(kwargs)
+            if seed:
+                kw[seed] = rng if seed_is_generator else int(seeds[i])
+            try:
+                objs.append(make(i, kw))
+            except Exception as exc:  # noqa: BLE001 - the user's constructor
+                raise UserCodeError.raised(name, None, exc) from exc
+    return objs, streams
 
 
 def _user_error(where: str, method: str, t: int, exc: Exception) -> UserCodeError:
@@ -162,28 +322,18 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
     the constructor's seed parameter, or None), driven by ``methods``.  A
     stream mechanism needs its ``form`` (``probe_stream``)."""
     lo, hi = float(loss_range[0]), float(loss_range[1])
-    select, update = methods.select, methods.update
+    select, update = methods.select, methods.update or methods.select
     name = getattr(cls, "__name__", where)
 
     def init(runs, rng):
-        words = rng.integers(0, SEED_WORDS, size=runs, dtype=np.int64)
-        seeds = rng.integers(0, 2 ** 32, size=runs, dtype=np.int64) if seed else None
-        streams = Streams(words)
-        objs = []
-        with streams.active() as set_run:
-            for i in range(runs):
-                set_run(i)
-                kw = dict(kwargs)
-                if seed:
-                    kw[seed] = rng if seed_is_generator else int(seeds[i])
-                try:
-                    objs.append(cls(**kw))
-                except Exception as exc:  # noqa: BLE001 - the user's constructor
-                    raise UserCodeError.raised(name, None, exc) from exc
-        # Bound methods once: a lookup per call would cost more than the call.
+        objs, streams = build_objects(lambda i, kw: cls(**kw), kwargs, seed,
+                                      seed_is_generator, runs, rng, name)
+        # Bound methods (or their adapters) once: a lookup per call would
+        # cost more than the call.
+        pairs = [drivers(o, methods) for o in objs]
         return {"objects": objs, "streams": streams, "t": 0, "n": runs,
-                "select": [getattr(o, select) for o in objs] if select else None,
-                "update": [getattr(o, update) for o in objs]}
+                "select": [c for c, _ in pairs] if select else None,
+                "update": [u for _, u in pairs]}
 
     def act(state, advice, rng):
         t = state["t"]
@@ -261,8 +411,7 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
         if seed:
             kw[seed] = rng if seed_is_generator else run_seed
         obj = cls(**kw)
-        choose = getattr(obj, select) if select else None
-        learn = getattr(obj, update)
+        choose, learn = drivers(obj, methods)
         outs = []
         for row in np.asarray(losses, dtype=float):
             if methods.kind == "stream":

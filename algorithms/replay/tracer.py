@@ -37,7 +37,8 @@ range): the n-th uniform of a kind a run draws is one variable, whichever
 path led there — each call's draws are independent of everything before,
 so any such numbering gives the output its true law.
 
-May import: numpy only.
+May import: numpy and ``algorithms.imported_sources`` (the names the code's
+modules imported a source by).
 """
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ from contextlib import contextmanager
 from fractions import Fraction
 
 import numpy as np
+
+from algorithms import imported_sources
 
 RANDOM_GRID = 2 ** 53       # rng.random() returns k / 2^53, k uniform on [0, 2^53)
 MAX_VALUES = 4096           # values a draw's own value may take where it is used as a value
@@ -1081,6 +1084,11 @@ def sealed(route: "RunGenerator | None" = None, seed=None):
                 if not n.startswith("_") and callable(getattr(_random, n))
                 and n not in ("getstate", "setstate")]
     routes = _routes(route, seed) if route is not None else {}
+    # Sources the code's modules imported by name, routed as their originals.
+    for mod, name, smod, sname in imported_sources.imported():
+        targets.append((mod, name))
+        if (smod, sname) in routes:
+            routes[(mod, name)] = routes[(smod, sname)]
     with _SEAL:
         saved = [(mod, n, getattr(mod, n)) for mod, n in targets]
         # A global function imported by name before the audit is not

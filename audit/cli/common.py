@@ -156,6 +156,19 @@ def _param(text):
     return name, int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
 
 
+def input_range(text):
+    """``--input-range LO,HI``: two finite numbers, LO < HI."""
+    lo, sep, hi = text.partition(",")
+    try:
+        lo, hi = float(lo), float(hi)
+    except ValueError:
+        lo = hi = None
+    if not sep or lo is None or not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"--input-range must be LO,HI with finite numbers "
+                                         f"LO < HI, got {text!r}")
+    return lo, hi
+
+
 def _jobs(text):
     value = positive_int("--jobs")(text) if text != "-1" else os.cpu_count() or 1
     return value
@@ -212,6 +225,17 @@ def add_build_options(p, optional: bool = False):
                    help="for a class audited as written: whether its update method receives "
                         "losses or rewards (reward = hi + lo − loss) (default: its 'feedback' "
                         "attribute, else the parameter's name, else reward)")
+    p.add_argument("--environment", metavar="NAME",
+                   help="for a class audited as written that draws its own rewards: the "
+                        "method it asks for an arm's reward (pull_arm(arm)), or the "
+                        "constructor parameter that receives the environment; the audit "
+                        "supplies the rewards (default: one of the documented hook names, "
+                        "where the class has no update method)")
+    p.add_argument("--input-range", type=input_range, metavar="LO,HI",
+                   help="for code audited as written: the range of each input value (loss, "
+                        "reward or answer) (default: its loss_range, reward_range or "
+                        "input_range attribute, else 0,1; a negative LO is written "
+                        "--input-range=-1,1)")
 
 
 def build_algorithm(args):
@@ -221,7 +245,9 @@ def build_algorithm(args):
                  claim_epsilon=getattr(args, "claim_epsilon", None),
                  claim_delta=getattr(args, "claim_delta", None),
                  naming="cli" if args.command == "run" else "cli-regret",
-                 methods=getattr(args, "methods", None), feedback=getattr(args, "feedback", None))
+                 methods=getattr(args, "methods", None), feedback=getattr(args, "feedback", None),
+                 input_range=getattr(args, "input_range", None),
+                 environment=getattr(args, "environment", None))
 
 
 def check_writable(path: str, flag: str, directory: bool = False) -> None:

@@ -11,7 +11,7 @@ from audit.cli.common import (EXIT_OK, EXIT_VIOLATION, add_algorithm_options, ch
                               add_execution_options, auto_prune, build_algorithm,
                               check_output_dir, check_writable, data_independence_warning, dedupe,
                               execution, history_name, note_kept_chunks, number, one_line,
-                              positive_int, write_json_atomic)
+                              positive_int, UsageError, write_json_atomic)
 
 
 def add_run_parser(sub):
@@ -30,8 +30,14 @@ def add_run_parser(sub):
     p.add_argument("--claim-per-round-epsilon", type=number("--claim-per-round-epsilon", lo=0),
                    metavar="E", help="audit against this per-round ε_t (default: the "
                                      "algorithm's own, if it declares one)")
-    p.add_argument("--trials", type=positive_int("--trials"), default=200_000,
-                   help="runs per side of every neighbouring pair (default: %(default)s)")
+    p.add_argument("--trials", type=positive_int("--trials"), default=None,
+                   help="runs per side of every neighbouring pair (default: 200000; for code "
+                        "run as written one Python call per run, as many as fit --time)")
+    p.add_argument("--time", type=number("--time", lo=0), default=None, metavar="SECONDS",
+                   help="the time the audit aims to take: sets the default --trials from the "
+                        "code's measured speed (the figure chosen is printed in the command "
+                        "that reproduces the audit) (default: 60 for code run as written one "
+                        "call per run; none for vectorised code)")
     p.add_argument("--attack", action="append", metavar="NAME",
                    help="an attack to run (repeatable; a repeated name runs once; see "
                         "'audit list --attacks') (default: the algorithm's default attacks)")
@@ -156,8 +162,16 @@ def cmd_run(args):
     echo = {"--epsilon": args.epsilon, "--delta": args.delta, "--horizon": args.horizon,
             "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
             "--methods": args.methods, "--feedback": args.feedback,
+            "--environment": args.environment,
+            "--input-range": ("{:g},{:g}".format(*args.input_range)
+                              if args.input_range else None),
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
             "--claim-per-round-epsilon": args.claim_per_round_epsilon}
+    if args.trials is not None and args.time is not None:
+        raise UsageError("--time sets the default --trials: give one of --time and --trials")
+    if args.trials is None:
+        from audit.engine.budget import fitted_trials
+        args.trials = fitted_trials(alg, args.time)
     args.pair = dedupe(args.pair)
     names = attack_names(alg, args.attack,
                          search=search_wanted(not args.mode or "black-box" in args.mode,

@@ -32,7 +32,8 @@ from algorithms.errors import UserCodeError
 SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
-              "modes", "seed", "expect", "methods", "feedback", "coupled"}
+              "modes", "seed", "expect", "methods", "feedback", "coupled",
+              "input_range", "environment"}
 
 
 class SuiteError(ValueError):
@@ -136,12 +137,16 @@ def _check_value(where: str, key: str, value) -> None:
     elif key in ("delta", "claim_delta"):
         if not _is_number(value) or not 0 <= value < 1:
             bad("a number in [0, 1)")
-    elif key in ("name", "algorithm", "methods"):
+    elif key in ("name", "algorithm", "methods", "environment"):
         if not isinstance(value, str) or not value:
             bad("a non-empty string")
     elif key == "feedback":
         if value not in ("loss", "reward"):
             bad('"loss" or "reward"')
+    elif key == "input_range":
+        if not (isinstance(value, list) and len(value) == 2 and all(map(_is_number, value))
+                and value[0] < value[1]):
+            bad("[lo, hi] with finite numbers lo < hi")
     elif key == "coupled":
         if not isinstance(value, bool):
             bad("true or false")
@@ -216,7 +221,8 @@ def _build(spec: dict):
                  experts=spec.get("experts"), epsilon=spec.get("epsilon"),
                  delta=spec.get("delta"), params=spec.get("params"),
                  claim_epsilon=spec.get("claim_epsilon"), claim_delta=spec.get("claim_delta"),
-                 naming="suite", methods=spec.get("methods"), feedback=spec.get("feedback"))
+                 naming="suite", methods=spec.get("methods"), feedback=spec.get("feedback"),
+                 input_range=spec.get("input_range"), environment=spec.get("environment"))
 
 
 def _claim(spec: dict, alg) -> Optional[Claim]:
@@ -284,7 +290,10 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
                     "--claim-epsilon": spec.get("claim_epsilon"),
                     "--claim-delta": spec.get("claim_delta"),
                     "--claim-per-round-epsilon": spec.get("claim_per_round_epsilon"),
-                    "--methods": spec.get("methods"), "--feedback": spec.get("feedback")}
+                    "--methods": spec.get("methods"), "--feedback": spec.get("feedback"),
+                    "--environment": spec.get("environment"),
+                    "--input-range": ("{:g},{:g}".format(*spec["input_range"])
+                                      if spec.get("input_range") else None)}
             modes = spec.get("modes")
             attacks = attack_names(alg, spec.get("attacks"),
                                    search=not modes or "black-box" in modes)

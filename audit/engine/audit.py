@@ -38,6 +38,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
         if flag == "--param":
             for k, v in value:
                 parts += ["--param", f"{k}={v}"]
+        elif str(value).startswith("-"):        # argparse would read it as a flag
+            parts.append(f"{flag}={value}")
         else:
             parts += [flag, str(value)]
     for a in attacks:

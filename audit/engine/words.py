@@ -37,7 +37,8 @@ SPARSE_VECTOR_LEGEND = "⊥ below, ⊤ above the threshold, – aborted"
 def is_mechanism(alg: Algorithm) -> bool:
     """A mechanism over a stream of answers (each round reads its row, then
     releases), not a learner."""
-    return bool(alg.learner.reads_first)
+    return bool(alg.learner.reads_first) and not (
+        isinstance(alg.extra, dict) and alg.extra.get("environment"))
 
 
 def plays_points(alg: Algorithm) -> bool:
@@ -101,7 +102,8 @@ def setting(alg: Algorithm) -> str:
             what = _plural(T, "answer") + " (one a round)"
         else:
             what = f"{_plural(T, 'round')} of {_plural(K, 'answer')}"
-        return f"a mechanism over {what}, each in {_range(alg)}"
+        note = (alg.extra or {}).get("input_note") if isinstance(alg.extra, dict) else None
+        return f"a mechanism over {what}, each in {_range(alg)}" + (f" ({note})" if note else "")
     parts = [f"T = {T:,} rounds"]
     full = alg.learner.feedback == "full"
     parts.append(f"points in {K} dimensions" if plays_points(alg)

@@ -1,0 +1,92 @@
+"""The default budget of an audit: how many runs a side it spends.
+
+A vectorised learner costs microseconds a run and gets ``DEFAULT_TRIALS``.
+Code run as written — one Python call per run (and round) — costs what the
+user's code costs, often a hundred times more, and at that budget an audit
+of a small class would take many minutes.  Its default budget is fitted to
+a time instead (``--time``, ``DEFAULT_SECONDS``): the code's speed is
+measured on a few runs of the midpoint input (``run_seconds``), and the runs
+a side are those that the audit's expected work fits in that time on
+``WORKERS`` workers, rounded down to a step of 1-2-5 (``fitted_trials``) —
+the same figure for any ``--jobs`` (more workers end sooner), and the same
+on machines of about the same speed.  The figure chosen is printed in the
+reproducing command, so the audit is repeated exactly (``--trials``)
+whatever the machine.  Only power rests on this: every bound is valid at
+any number of runs.
+
+May import: ``algorithms``.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from algorithms.core import Algorithm
+from algorithms.simulate import simulate
+
+DEFAULT_TRIALS = 200_000
+DEFAULT_SECONDS = 60.0
+MIN_TRIALS = 2_000
+STEPS = (2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
+WORKERS = 2
+SPEED_RUNS = 64             # runs timed on the midpoint input
+SPEED_STREAM = 0x5BEED
+# Runs of the audit's work per run a side asked for, over all workers: two
+# sides, the search's two pairs, the witness's training runs (a tenth) and
+# the search's pilot, which code run as written scales to the budget —
+# measured on three classes run as written (a fused step, predict(t)/
+# observe_loss(t, ·), a learner drawing its own rewards; T = 10-20) at
+# 200 000 runs a side on 2 workers: 8.0-9.3 runs' time each.
+RUNS_PER_TRIAL = 12.0
+# The fixed part: building, probing, the replay and the report.
+FIXED_SECONDS = 6.0
+# The search's pilot: its full size for code run as written
+# (attacks.search.PER_RUN_CODE_ROW_ROUNDS row-rounds) costs about this many
+# rounds' time each (small batches per candidate, windows followed, in one
+# process): measured 29.5 s for 85 000 row-rounds of a class whose round
+# costs 52 µs.  It gets at most PILOT_TIME of the time.
+PILOT_ROW_ROUNDS = 500_000
+PILOT_SLOWDOWN = 6.7
+PILOT_TIME = 0.3
+MIN_PILOT_SHARE = 1 / 32
+
+
+def per_run_code(alg: Algorithm) -> bool:
+    return bool(isinstance(alg.extra, dict) and alg.extra.get("per_run_calls"))
+
+
+def run_seconds(alg: Algorithm) -> float:
+    """Wall seconds one run of ``alg`` over its horizon takes, measured on
+    ``SPEED_RUNS`` runs of the midpoint input (kept in ``alg.extra``)."""
+    kept = alg.extra.get("run_seconds") if isinstance(alg.extra, dict) else None
+    if kept is not None:
+        return kept
+    losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+    start = time.perf_counter()
+    simulate(alg, losses, SPEED_RUNS, np.random.default_rng(SPEED_STREAM))
+    seconds = (time.perf_counter() - start) / SPEED_RUNS
+    if isinstance(alg.extra, dict):
+        alg.extra["run_seconds"] = seconds
+    return seconds
+
+
+def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
+    """Runs a side for an audit of ``alg`` that ends in about ``seconds``
+    (``DEFAULT_SECONDS``) on ``WORKERS`` workers: ``DEFAULT_TRIALS`` for
+    vectorised code or where that fits, else fewer, one of ``STEPS``."""
+    if not per_run_code(alg) and seconds is None:
+        return DEFAULT_TRIALS
+    seconds = DEFAULT_SECONDS if seconds is None else float(seconds)
+    run = run_seconds(alg)
+    # The pilot's share first (``attacks.search.pilot_share`` reads it).
+    full_pilot = PILOT_ROW_ROUNDS * PILOT_SLOWDOWN * run / max(1, alg.horizon)
+    share = 1.0 if full_pilot <= 0 else min(1.0, max(MIN_PILOT_SHARE,
+                                                     PILOT_TIME * seconds / full_pilot))
+    if isinstance(alg.extra, dict):
+        alg.extra["pilot_share"] = share
+    per = run * RUNS_PER_TRIAL / WORKERS
+    room = max(seconds - FIXED_SECONDS - share * full_pilot, 0.0)
+    n = room / per if per > 0 else DEFAULT_TRIALS
+    return max([s for s in STEPS if s <= n] or [MIN_TRIALS])
