@@ -24,7 +24,9 @@ import threading
 import numpy as np
 
 _LOCK = threading.Lock()
-_SOURCES = {id(getattr(mod, n)): (mod, n)
+# id -> (module, name, the object): the object is held, so its id stays its
+# own; matching does not read the modules, which may be routed right now.
+_SOURCES = {id(getattr(mod, n)): (mod, n, getattr(mod, n))
             for mod in (np.random, _random) for n in dir(mod)
             if not n.startswith("_") and callable(getattr(mod, n))}
 _ADOPTED: dict = {}     # module name -> [(name, source module, source name)]
@@ -36,13 +38,16 @@ def adopt(module) -> int:
     the number of such names."""
     if module is None or module.__name__ in ("numpy.random", "random"):
         return 0
+    known = _ADOPTED.get(module.__name__)
+    if known is not None:
+        return len(known)
     with _LOCK:
         if module.__name__ in _ADOPTED:
             return len(_ADOPTED[module.__name__])
         found = []
         for name, value in list(vars(module).items()):
             src = _SOURCES.get(id(value))
-            if src is not None and getattr(src[0], src[1]) is value and not name.startswith("__"):
+            if src is not None and src[2] is value and not name.startswith("__"):
                 found.append((name, src[0], src[1]))
         _ADOPTED[module.__name__] = found
         if found:
@@ -52,7 +57,13 @@ def adopt(module) -> int:
 
 def adopt_code(obj) -> int:
     """Adopt the modules ``obj``'s code lives in: a function's globals, a
-    class's module and its bases' (outside the standard library and numpy)."""
+    class's module and its bases' (outside the standard library and numpy).
+    A wrapper the tool built around the code names it in ``audited_code``.
+    Called wherever runs of the code are made (``capture.Streams``), so a
+    worker process that never built the algorithm adopts them too; once a
+    module is adopted this is a dictionary lookup."""
+    while getattr(obj, "audited_code", None) is not None:
+        obj = obj.audited_code
     mods = []
     if isinstance(obj, type):
         mods = [sys.modules.get(c.__module__) for c in obj.__mro__]

@@ -166,18 +166,13 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
             return as_algorithm(obj, name, horizon, arms, experts, epsilon, delta, params,
                                 claim_epsilon, claim_delta, names, methods, feedback,
                                 input_range, environment)
-        for flag, v in (("methods", methods), ("feedback", feedback),
-                        ("input_range", input_range), ("environment", environment)):
-            if v is not None:
-                raise ValueError(f"{names[flag]} applies to code audited as "
-                                 f"written; {name} is a factory")
+        _only_as_written(names, f"{name} is a factory", methods=methods, feedback=feedback,
+                         input_range=input_range, environment=environment)
         return _build_user(name, obj, horizon, arms, experts, epsilon, delta, params, names,
                            claim_epsilon, claim_delta)
-    for flag, v in (("methods", methods), ("feedback", feedback), ("input_range", input_range),
-                    ("environment", environment)):
-        if v is not None:
-            raise ValueError(f"{names[flag]} applies to code audited as written; {name} is "
-                             f"registered (its loss class is part of its claim)")
+    _only_as_written(names, f"{name} is registered (its loss class is part of its claim)",
+                     methods=methods, feedback=feedback, input_range=input_range,
+                     environment=environment)
     kwargs = {"T": entry.horizon if horizon is None else horizon,
               "K": entry.arms if arms is None else arms}
     if entry.experts is not None:
@@ -203,6 +198,14 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
     except ValueError as exc:
         _blame_word_param(exc, params, names)
         raise
+
+
+def _only_as_written(names: dict, what: str, **given) -> None:
+    """``ValueError`` naming the first of ``given`` (flags that drive code
+    audited as written) that is set, for an algorithm that is not such code."""
+    for flag, v in given.items():
+        if v is not None:
+            raise ValueError(f"{names[flag]} applies to code audited as written; {what}")
 
 
 def _blame_word_param(exc: Exception, params: dict, names: dict) -> None:

@@ -4,6 +4,8 @@ that pull their own rewards, and the default budget fitted to the code's
 speed."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -39,6 +41,20 @@ def test_a_source_imported_by_name_is_routed_per_run_and_replayed():
     x = simulate(lap, np.zeros((lap.horizon, 1)), 200, np.random.default_rng(1))
     y = simulate(lap, np.zeros((lap.horizon, 1)), 200, np.random.default_rng(1))
     assert np.array_equal(x.actions, y.actions)
+
+
+def test_imported_sources_are_routed_in_worker_processes(tmp_path):
+    """A worker process never builds the algorithm: it adopts the code's
+    imported sources when it makes runs (``capture.Streams``).  The same
+    seed gives the same counts on one worker and on two (before the fix,
+    two workers drew ``choices`` from their own global states)."""
+    docs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"r{jobs}.json"
+        assert main(["run", f"{MOD}:rr_choices_bug", "--mode", "black-box", "--trials", "20000",
+                     "--jobs", jobs, "--no-store", "--quiet", "--json", str(out)]) == 1
+        docs.append(json.loads(out.read_text()))
+    assert [a["counts"] for a in docs[0]["attacks"]] == [a["counts"] for a in docs[1]["attacks"]]
 
 
 # ------------------------------------------------ the input the code reads

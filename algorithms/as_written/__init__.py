@@ -78,22 +78,22 @@ def _range(obj, where: str, given=None) -> tuple:
     return 0.0, 1.0, "default"
 
 
-def _environment(cls, methods: Optional[str], named: Optional[str], where: str, feedback):
-    """The environment a class draws its own rewards from (``environment``),
-    or None where it is driven by the usual conventions: ``named``
-    (``--environment``) always applies; otherwise it is looked for only
-    when those conventions find nothing."""
+def _driven_by(cls, methods: Optional[str], named: Optional[str], where: str, feedback):
+    """(environment, methods): how a class is driven — by the usual
+    conventions (``objects.find_methods``; environment None), or as a
+    learner drawing its own rewards (``environment``; methods None):
+    ``named`` (``--environment``) always; otherwise only where the
+    conventions find nothing."""
     driver = methods.strip() if methods and "," not in methods else None
     if named is not None:
-        return find_environment(cls, named, driver, where, feedback)
+        return find_environment(cls, named, driver, where, feedback), None
     try:
-        find_methods(cls, methods, where, feedback)
-        return None
+        return None, find_methods(cls, methods, where, feedback)
     except ValueError as exc:
         found = find_environment(cls, None, driver, where, feedback)
         if found is None:
             raise exc
-        return found
+        return found, None
 
 
 def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, where: str):
@@ -109,22 +109,20 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
     read = read_rounds(fn, shape, kwargs, T, K, lo, hi, where)
     if read is not None and read != {0}:
         return T, shape, None
-    k = 1
-    tries = ([replace(shape, scalar=True)] if k == 1 and K == 1 and shape.size is None
-             else []) + [shape]
+    tries = ([replace(shape, scalar=True)] if K == 1 and shape.size is None else []) + [shape]
     for cand in tries:
         try:
-            probe(fn, cand, kwargs, _probe_inputs(k, K, lo, hi), where)
+            probe(fn, cand, kwargs, _probe_inputs(1, K, lo, hi), where)
         except (UserCodeError, ValueError):
             continue
         if read is None:
             how = "one number" if cand.scalar else "one answer"
-            return k, cand, f"it fails on {T} answers and runs on {how}: audited on {how}"
-        return k, cand, f"its output depends on the first answer of the {T} offered: audited on it"
+            return 1, cand, f"it fails on {T} answers and runs on {how}: audited on {how}"
+        return 1, cand, f"its output depends on the first answer of the {T} offered: audited on it"
     return T, shape, None
 
 
-def _input_note(read_note, range_from: str, lo: float, hi: float) -> Optional[str]:
+def _input_note(read_note, range_from: str) -> Optional[str]:
     """What the summary says about the input beyond its size and range."""
     parts = [read_note] if read_note else []
     if range_from == "given":
@@ -169,9 +167,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     names = names or NAMING["cli"]
     params = dict(params or {})
     attr = path.partition(":")[2] or path
-    # ``from random import choices`` in the code's module: routed like random.choices.
-    imported_sources.adopt_code(obj.__self__.__class__ if inspect.ismethod(obj)
-                                and not inspect.isclass(obj.__self__) else obj)
+    # ``from random import choices`` in the code's module: routed like
+    # random.choices (here for the probes and the replay; every process
+    # making runs adopts it again through capture.Streams).
+    imported_sources.adopt_code(obj)
     if inspect.ismethod(obj) and not inspect.isclass(obj.__self__):
         obj = bound_method_function(obj)         # module:instance.m
     elif inspect.isclass(obj):
@@ -184,7 +183,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     is_class = inspect.isclass(obj)
     if environment is not None and not is_class:
         raise ValueError(f"{names['environment']} applies to a class; {path} is a function")
-    env = _environment(obj, methods, environment, attr, feedback) if is_class else None
+    env, m = _driven_by(obj, methods, environment, attr, feedback) if is_class else (None, None)
     shape = None if is_class else shape_of(obj, attr)
     skip = () if is_class else tuple(x for x in (shape.input, shape.rng, shape.size) if x)
     if env is not None and env.param:
@@ -211,10 +210,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
             raise ValueError(f"{names['param_name'].format(name=k)}: {path} does not accept "
                              f"it (its parameters: {', '.join(b.own) or 'none'})")
     mechanism = not is_class
-    if is_class and env is None:
-        m = find_methods(obj, methods, attr, feedback)
+    if m is not None:
         mechanism = m.kind == "stream"
-    elif methods:
+    elif methods and not is_class:
         raise ValueError(f"--methods applies to a class; {path} is a function")
 
     def value(slot, flag, fallback):
@@ -246,11 +244,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
             d = b.default("delta")
             dlt = 0.0 if d is inspect.Parameter.empty else d
         pass_values["delta"] = dlt
-    if is_class and env is None and m.advice and N is None:
+    if m is not None and m.advice and N is None:
         raise ValueError(f"{path}.{m.select} takes expert advice: give the number of experts "
                          f"with {names['set'].format(flag=names['N'], value='N')}")
-    if experts is not None and "N" not in b.names and not (is_class and env is None
-                                                           and m.advice):
+    if experts is not None and "N" not in b.names and not (m is not None and m.advice):
         raise ValueError(f"{names['N']} does not apply to {path} (it takes no expert advice)")
     missing = required_missing(b, params)
     if missing:
@@ -320,7 +317,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
              "code_labels": labels, "per_run_calls": per_run,
-             "input_note": _input_note(read_note, range_from, lo, hi),
+             "input_note": _input_note(read_note, range_from),
              "environment": env.hook if env is not None else None}
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)

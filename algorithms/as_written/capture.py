@@ -65,9 +65,13 @@ def _current():
 
 
 class Streams:
-    """The random states of ``len(words)`` runs (module docstring)."""
+    """The random states of ``len(words)`` runs (module docstring) of
+    ``code`` (the function or class run), whose modules' imported sources
+    are adopted here, in whichever process the runs are made."""
 
-    def __init__(self, words):
+    def __init__(self, words, code=None):
+        if code is not None:
+            imported_sources.adopt_code(code)
         self.words = [int(w) for w in words]
         self._np: dict = {}
         self._py: dict = {}

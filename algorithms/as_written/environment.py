@@ -141,6 +141,14 @@ class _Round:
         self.row, self.arms = None, []
         self.lo, self.hi, self.losses, self.n_arms = lo, hi, losses, n_arms
 
+    def played(self, where: str, t: int) -> int:
+        """The one arm asked for in round ``t`` (0-based); a clear error
+        otherwise."""
+        if len(self.arms) != 1:
+            raise UserCodeError(where, t + 1, f"asked the environment for {len(self.arms)} "
+                                f"arms in one round; a bandit learner pulls one arm a round")
+        return self.arms[0]
+
     def __call__(self, arm, *args, **kwargs):
         a = int(arm)
         if not 0 <= a < self.n_arms or isinstance(arm, bool):
@@ -168,7 +176,7 @@ def environment_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generato
 
     def init(runs, rng):
         hooks = [_Round(lo, hi, m.losses, n_arms) for _ in range(runs)]
-        objs, streams = build_objects(lambda i, kw: build(kw, hooks[i]), kwargs, seed,
+        objs, streams = build_objects(cls, lambda i, kw: build(kw, hooks[i]), kwargs, seed,
                                       seed_is_generator, runs, rng, name)
         return {"streams": streams, "t": 0, "hooks": hooks,
                 "play": [getattr(o, m.driver) for o in objs],
@@ -186,12 +194,7 @@ def environment_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generato
                     play()
                 except Exception as exc:  # noqa: BLE001 - the user's method
                     raise UserCodeError.raised(f"{name}.{m.driver}", t + 1, exc) from exc
-                if len(hook.arms) != 1:
-                    raise UserCodeError(f"{name}.{m.driver}", t + 1,
-                                        f"asked the environment ({m.hook}) for "
-                                        f"{len(hook.arms)} arms in one round; a bandit learner "
-                                        f"pulls one arm a round")
-                codes[i] = hook.arms[0]
+                codes[i] = hook.played(f"{name}.{m.driver}", t)
         return {**state, "t": t + 1, "codes": codes}
 
     def act(state, advice, rng):
@@ -209,11 +212,7 @@ def environment_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generato
         for row in np.asarray(losses, dtype=float):
             hook.row, hook.arms = row, []
             play()
-            if len(hook.arms) != 1:
-                raise UserCodeError(f"{name}.{m.driver}", len(outs) + 1,
-                                    f"asked the environment for {len(hook.arms)} arms in one "
-                                    f"round")
-            outs.append(hook.arms[0])
+            outs.append(hook.played(f"{name}.{m.driver}", len(outs)))
         return outs
 
     return Learner(init, act, feed, n_arms, feedback="stream", one_run=one_run)

@@ -176,7 +176,7 @@ def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
                rng: np.random.Generator, where: str) -> list:
     """The function's outputs on ``runs`` runs of the input ``losses``."""
     words = rng.integers(0, SEED_WORDS, size=1 if shape.size else runs, dtype=np.int64)
-    streams = Streams(words)
+    streams = Streams(words, code=fn)
     ints = rng.integers(0, 2 ** 32, size=runs, dtype=np.int64) if shape.int_seed else None
     with streams.active() as set_run:
         try:

@@ -96,6 +96,7 @@ def method_function(cls, name: str, path: str, epsilon, delta, params: dict, cla
 
     mechanism.__signature__ = method_sig
     mechanism.__name__ = mechanism.__qualname__ = f"{cls.__name__}.{name}"
+    mechanism.audited_code = cls        # whose modules' imported sources are routed
     for attr in CLAIM_ATTRS:
         if getattr(cls, attr, None) is not None:
             setattr(mechanism, attr, getattr(cls, attr))
@@ -113,6 +114,7 @@ def bound_method_function(method):
     def mechanism(*a, **kw):
         return method(*a, **kw)
     mechanism.__signature__ = inspect.signature(method)
+    mechanism.audited_code = method
     owner = method.__self__
     mechanism.__name__ = mechanism.__qualname__ = (f"{type(owner).__name__}."
                                                    f"{method.__name__}")

@@ -287,14 +287,15 @@ def drivers(obj, m: Methods):
     return choose, learn
 
 
-def build_objects(make, kwargs: dict, seed: Optional[str], seed_is_generator: bool, runs: int,
-                  rng, name: str) -> tuple:
-    """(objects, streams): ``make(i, kw)`` for each of ``runs`` runs, with
-    the constructor's keywords ``kw`` (its seed parameter, if any, set for
-    the run) and the run's random streams routed (``capture``)."""
+def build_objects(cls, make, kwargs: dict, seed: Optional[str], seed_is_generator: bool,
+                  runs: int, rng, name: str) -> tuple:
+    """(objects, streams): ``make(i, kw)`` for each of ``runs`` runs of
+    ``cls``, with the constructor's keywords ``kw`` (its seed parameter, if
+    any, set for the run) and the run's random streams routed
+    (``capture``)."""
     words = rng.integers(0, SEED_WORDS, size=runs, dtype=np.int64)
     seeds = rng.integers(0, 2 ** 32, size=runs, dtype=np.int64) if seed else None
-    streams = Streams(words)
+    streams = Streams(words, code=cls)
     objs = []
     with streams.active() as set_run:
         for i in range(runs):
@@ -326,7 +327,7 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
     name = getattr(cls, "__name__", where)
 
     def init(runs, rng):
-        objs, streams = build_objects(lambda i, kw: cls(**kw), kwargs, seed,
+        objs, streams = build_objects(cls, lambda i, kw: cls(**kw), kwargs, seed,
                                       seed_is_generator, runs, rng, name)
         # Bound methods (or their adapters) once: a lookup per call would
         # cost more than the call.
