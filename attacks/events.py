@@ -24,6 +24,28 @@ import numpy as np
 from algorithms.simulate import simulate
 
 
+def is_release(key) -> bool:
+    """Observations hold points under their round t and released values
+    under ``("r", t)`` (``algorithms.simulate.released_key``)."""
+    return isinstance(key, tuple)
+
+
+def item_name(key, coord: int) -> str:
+    """The label of one number of an observation: x_t[i] or r_t[i]."""
+    if is_release(key):
+        return f"r_{key[1] + 1}[{coord + 1}]"
+    return f"x_{key + 1}[{coord + 1}]"
+
+
+def column(obs: dict, key, coord: int, runs: int) -> np.ndarray:
+    """One number per run, NaN where it was not observed."""
+    x = obs.get(key) if obs is not None else None
+    if x is None:
+        return np.full(runs, np.nan)
+    x = np.asarray(x, dtype=float).reshape(runs, -1)
+    return x[:, coord] if coord < x.shape[1] else np.full(runs, np.nan)
+
+
 @dataclass(frozen=True)
 class ActionAt:
     """{I_t = a} for each listed round t (1-based in labels) and arm a."""

@@ -100,6 +100,7 @@ from .base import Attack, Scenario
 from algorithms.simulate import released_key
 from .events import (ActionAt, ArmCountAtLeast, CoordinateAbove, CoordinateBelow, Union,
                      events_after, quantile_thresholds, release_rounds_of)
+from .floats import float_family, reads_doubles
 from .values import release_family, releasing_rounds
 from .instances import default_advice, gap
 
@@ -112,6 +113,8 @@ MAX_AFTER = 256             # the most rounds a followed window reaches after th
 FOLLOW_RUNS = 200           # runs per side of each step of a followed window
 FOLLOW = 0.3                # share of the pilot spent following windows (2/3 in stage 1)
 FOLLOW_ROUNDS = 2           # stage-1 rounds whose window is followed (and the finalists)
+REACH_RUNS = FOLLOW_RUNS    # runs per side of the probe straight to a window's cap
+REACH_ROW_ROUNDS = 100_000  # what that probe may cost beyond the follow's budget
 VARIANT_ROUNDS = 3          # candidate rounds probed per swept variant in stage 1
 FIRST_ROUNDS = 8
 LATE = (2, 3, 5, 9)         # late candidates: rounds T − 1, T − 2, T − 4, T − 8 (1-based)
@@ -567,11 +570,16 @@ class _Pilot:
                     below.append(low)
             parts += [CoordinateAbove(pts, coords, tuple(above)),
                       CoordinateBelow(pts, coords, tuple(below))]
+            if reads_doubles(space.alg):
+                parts += float_family([(t, i) for t in pts for i in coords],
+                                      [{t: np.concatenate([p[t] for p in store[2 + side]])
+                                        for t in pts} for side in (0, 1)])
         if releases and space.releases and store[4] and store[4][0]:
             rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in store[4][0]}
                    for side in (0, 1)]
             acts = [np.concatenate(store[side]) for side in (0, 1)]
-            parts += release_family(c.round, rel, acts, space.alg.learner.n_arms)
+            parts += release_family(c.round, rel, acts, space.alg.learner.n_arms,
+                                    floats=reads_doubles(space.alg))
         return Union(tuple(parts))
 
     def _counts(self, c: Candidate, fam) -> list:
@@ -603,25 +611,32 @@ class _Pilot:
             if window:
                 rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in window}
                        for side in (0, 1)]
-                parts += release_family(start, rel)
+                parts += release_family(start, rel, floats=reads_doubles(space.alg))
         counts = self._counts(c, Union(tuple(parts)))
         return pilot_score(counts[0], counts[1], self.n(c))[0]
 
 
-def follow(pilot: _Pilot, c: Candidate, budget: float) -> tuple[Candidate, bool]:
+def follow(pilot: _Pilot, c: Candidate, budget: float,
+           score: float = 0.0) -> tuple[Candidate, bool]:
     """Grow the window after ``c``'s change while the pilot shows the two
     sides' output laws differing in its latter half; stop when they have
     merged again (nothing in the latter half after something was seen), at
     ``MAX_AFTER`` rounds after the change, at the horizon, or when
-    ``budget`` row-rounds are spent.  A window that saw nothing anywhere
-    stays as it was (a longer one only costs).  Each step simulates
-    ``FOLLOW_RUNS`` fresh runs of the widened pair.  Returns the candidate
-    over the window found and whether anything was seen beyond its
-    original window."""
+    ``budget`` row-rounds are spent.  Each step simulates ``FOLLOW_RUNS``
+    fresh runs of the widened pair.  Where the pilot saw nothing in ``c``'s
+    own window (its ``score`` is 0) and the doubling saw nothing either and
+    stopped short of the cap, one probe of ``REACH_RUNS`` runs looks
+    straight at the cap (at most ``max(budget left, REACH_ROW_ROUNDS)``
+    row-rounds): a leak may show only long after the change (a learner that
+    explores for 176 rounds, then commits on what it saw), where doubling
+    on the follow's budget never reaches.  The window reaches the cap if
+    the sides differ in the rounds not yet looked at; else it stays as it
+    was (a longer one only costs).  Returns the candidate over the window
+    found and whether anything was seen beyond its original window."""
     space = pilot.space_of(c)
     start = pilot.rows
     after = c.rounds - c.round - 1
-    best, seen, grown = c, False, False
+    best, seen, grown, merged = c, False, False, False
     cap = min(space.T, c.round + 1 + MAX_AFTER)
     while c.round + 1 + after < cap:
         wider = space.widened(c, min(cap, c.round + 1 + 2 * after))
@@ -635,8 +650,19 @@ def follow(pilot: _Pilot, c: Candidate, budget: float) -> tuple[Candidate, bool]
             after = wider.rounds - c.round - 1
             continue
         if seen or pilot.window_score(wider, c.round + 1, middle) > 0:
+            merged = True
             break                   # merged again: the window before is the one
         after = wider.rounds - c.round - 1
+    looked = c.round + 1 + after
+    if score > 0 or seen or merged or looked >= cap:
+        return best, grown
+    wide = space.widened(c, cap)
+    left = budget - (pilot.rows - start)
+    if call_cost(wide, REACH_RUNS, space.overhead) > max(left, REACH_ROW_ROUNDS):
+        return best, grown
+    pilot.simulate(wide, REACH_RUNS)
+    if pilot.window_score(wide, looked, cap) > 0:
+        return wide, True
     return best, grown
 
 
@@ -817,7 +843,8 @@ class NeighbourSearch(Attack):
             followed = []
             for r in stage1[:FOLLOW_ROUNDS]:
                 c = r.candidate
-                wide, grown = follow(pilot, c, FOLLOW * budget * 2 / (3 * FOLLOW_ROUNDS))
+                wide, grown = follow(pilot, c, FOLLOW * budget * 2 / (3 * FOLLOW_ROUNDS),
+                                     r.score)
                 if grown:
                     pilot.space_of(c).window[c.round] = wide.rounds - c.round - 1
                     followed.append(wide)
@@ -845,7 +872,7 @@ class NeighbourSearch(Attack):
             finals = []
             for r in chosen:
                 wide, grown = follow(pilot, r.candidate,
-                                     FOLLOW * budget / (3 * max(1, len(chosen))))
+                                     FOLLOW * budget / (3 * max(1, len(chosen))), r.score)
                 finals.append((r, wide if grown else r.candidate, grown))
             phase.to(phase.total)
         out = []

@@ -18,7 +18,9 @@ families here read them:
   shows in that difference);
 * releases joint with actions, {I_s = a and r_t[i] > c};
 * a code prefix with a threshold on the number released with it,
-  {(I_1, …, I_t) = p and x_t[i] > c}.
+  {(I_1, …, I_t) = p and x_t[i] > c};
+* the floating-point grain of each release from the change on
+  (``attacks.floats``: which doubles an input can reach).
 
 Every threshold comes from pilot runs on streams no audit run uses (the
 caller's: the neighbour search's pilot, the black-box evidence's own pilot
@@ -29,7 +31,7 @@ bounds valid.
 Observations are one dict per chunk (``algorithms.simulate.Trace.observed``):
 points under their round t, released values under ``("r", t)``.
 
-May import: numpy, ``algorithms`` and ``attacks.events``.
+May import: numpy, ``algorithms``, ``attacks.events`` and ``attacks.floats``.
 """
 from __future__ import annotations
 
@@ -40,7 +42,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from algorithms.simulate import released_key, simulate
-from .events import unique_rows
+from .events import column, is_release as _is_release, item_name, unique_rows
+from .floats import float_family
 
 # How far the release families look, and how many statistics they hold.
 BEFORE = 2              # releases before the changed round paired with later ones
@@ -59,24 +62,6 @@ N_THRESHOLDS = 15
 TAIL_LEVELS = (0.0005, 0.002, 0.005, 0.01, 0.03)
 
 
-def _is_release(key) -> bool:
-    return isinstance(key, tuple)
-
-
-def _name(key, coord: int) -> str:
-    if _is_release(key):
-        return f"r_{key[1] + 1}[{coord + 1}]"
-    return f"x_{key + 1}[{coord + 1}]"
-
-
-def _column(obs: dict, key, coord: int, runs: int) -> np.ndarray:
-    x = obs.get(key) if obs is not None else None
-    if x is None:
-        return np.full(runs, np.nan)
-    x = np.asarray(x, dtype=float).reshape(runs, -1)
-    return x[:, coord] if coord < x.shape[1] else np.full(runs, np.nan)
-
-
 @dataclass(frozen=True)
 class Stat:
     """A number per run: Σ sign_k · obs[key_k][:, coord_k] (NaN where a
@@ -90,7 +75,7 @@ class Stat:
     def value(self, obs: dict, runs: int) -> np.ndarray:
         out = np.zeros(runs)
         for key, coord, sign in self.terms:
-            out = out + sign * _column(obs, key, coord, runs)
+            out = out + sign * column(obs, key, coord, runs)
         return out
 
     def mask(self, actions) -> Optional[np.ndarray]:
@@ -109,7 +94,7 @@ class Stat:
     def label(self) -> str:
         text = ""
         for k, (key, coord, sign) in enumerate(self.terms):
-            name = _name(key, coord)
+            name = item_name(key, coord)
             text += (name if k == 0 and sign > 0 else
                      f"−{name}" if k == 0 else f" {'+' if sign > 0 else '−'} {name}")
         if not self.condition:
@@ -246,7 +231,7 @@ def release_items(change: int, released: Sequence[dict]) -> list:
         d = max(np.asarray(obs[t]).reshape(len(obs[t]), -1).shape[1] for obs in released
                 if t in obs)
         for i in _coords(d):
-            if any(t in obs and np.isfinite(_column({0: obs[t]}, 0, i, len(obs[t]))).any()
+            if any(t in obs and np.isfinite(column({0: obs[t]}, 0, i, len(obs[t]))).any()
                    for obs in released):
                 out.append((t, i))
     return out
@@ -286,13 +271,15 @@ def release_pairs(change: int, items: list, hints: Sequence = ()) -> list:
 
 
 def release_family(change: int, released: Sequence[dict], actions: Sequence = (),
-                   n_arms: int = 2, hints: Sequence = ()) -> list:
+                   n_arms: int = 2, hints: Sequence = (), floats: bool = False) -> list:
     """The release events of a pair changed at round ``change`` (0-based),
     from pilot runs: ``released`` holds per side {round: (runs, d)}
     (released values, NaN where none), ``actions`` per side the pilot's
     actions ``(runs, rounds)`` (for the joint events; may be empty).
     ``hints`` are pairs of releases ((t, i), (s, j)) a declaration check
-    measured a defect on.  Returns families for ``attacks.events.Union``."""
+    measured a defect on.  With ``floats`` (code audited as written,
+    ``attacks.floats.reads_doubles``) also the releases' floating-point
+    grain.  Returns families for ``attacks.events.Union``."""
     items = release_items(change, released)
     if not items:
         return []
@@ -323,7 +310,10 @@ def release_family(change: int, released: Sequence[dict], actions: Sequence = ()
                 for a in range(n_arms):
                     stats.append(Stat(((released_key(t), i, 1),), ((r, a),)))
     values = [pooled(s.terms, s.condition) for s in stats]
-    return _family(stats, values)
+    grain = float_family([(released_key(t), i) for t, i in after],
+                         [{released_key(t): x for t, x in obs.items()} for obs in released]
+                         ) if floats else []
+    return _family(stats, values) + grain
 
 
 def code_value_family(actions: Sequence[np.ndarray], points: Sequence[dict],

@@ -24,8 +24,11 @@ ETC_HORIZON = 10
 # ------------------------------------------------ DP testers' classes, m(a, n)
 class SniperLaplace:
     """DP-Sniper's Laplace mechanism as its repository writes it: the first
-    answer plus Laplace(1/ε).  Answers in [0, 1] (sensitivity 1): true ε =
-    ε = 0.1 (the Laplace mechanism, exact in real arithmetic)."""
+    answer plus Laplace(1/ε).  Answers in [0, 1] (sensitivity 1): ε = 0.1
+    in real arithmetic (the Laplace mechanism).  In doubles it is not
+    ε-DP for any ε: numpy computes loc + scale·ln(2U), so from loc = 1 every
+    output is a multiple of 2⁻⁵³ while from loc = 0 outputs near 0 are not
+    (Mironov 2012): true ε = ∞."""
 
     def __init__(self, eps: float = 0.1):
         self.eps = eps
@@ -43,11 +46,41 @@ class SniperLaplaceHalfScale(SniperLaplace):
         return np.random.laplace(loc=a[0], scale=1 / (2 * self.eps), size=n_samples)
 
 
+# ------------------------------------------------ floating point
+SNAP_LAMBDA = 10.0       # the noise scale λ = Δ/ε of the snapping mechanism (ε = 0.1)
+SNAP_BOUND = 1000.0      # its clamp B (Mironov's Theorem 1 needs λ < B < 2^46·λ)
+# Mironov, "On significance of the least significant bits for differential
+# privacy" (CCS 2012), Theorem 1: the snapping mechanism of sensitivity-1
+# queries is (1/λ + 2^-49·B/λ)-DP.
+SNAP_EPSILON = 1 / SNAP_LAMBDA + 2.0 ** -49 * SNAP_BOUND / SNAP_LAMBDA
+
+
+def snapping_laplace(x, rng):
+    """Mironov's snapping mechanism (CCS 2012, §5.2), the fix of the
+    textbook sampler: the answer clamped to [−B, B], plus S·λ·ln(U*) with S
+    a fair sign and U* uniform over the doubles of (0, 1) at full precision
+    (a geometric exponent and 52 random mantissa bits), rounded to the
+    nearest multiple of Λ (the least power of two ≥ λ), clamped again.  Its
+    outputs are multiples of Λ = 16 whatever the input, so the doubles it
+    can reach do not depend on it.  True ε (in doubles) at most
+    ``SNAP_EPSILON`` = 0.1 + 2^-49·100 (Theorem 1), its claim."""
+    a = min(max(float(x[0]), -SNAP_BOUND), SNAP_BOUND)
+    u = math.ldexp(1.0 + int(rng.integers(0, 2 ** 52)) / 2.0 ** 52, -int(rng.geometric(0.5)))
+    sign = 1.0 if rng.random() < 0.5 else -1.0
+    grid = 2.0 ** math.ceil(math.log2(SNAP_LAMBDA))
+    snapped = grid * round((a + sign * SNAP_LAMBDA * math.log(u)) / grid)
+    return min(max(snapped, -SNAP_BOUND), SNAP_BOUND)
+
+
+snapping_laplace.claim_epsilon = SNAP_EPSILON
+
+
 # ------------------------------------------------------- one plain number
 def scalar_laplace(x: float, rng, epsilon=EPS):
     """A function of one number: ``x + Lap(1/ε)`` after a clamp to [0, 1]
     (the code fails on an array: ``min``/``max`` of one).  Sensitivity 1:
-    true ε = ε."""
+    ε in real arithmetic; in doubles 1 + noise is a multiple of 2⁻⁵³ and
+    0 + noise need not be (``SniperLaplace``): true ε = ∞."""
     x = min(max(x, 0.0), 1.0)
     return x + rng.laplace(0.0, 1.0 / epsilon)
 
@@ -79,7 +112,8 @@ def rr_choices_bug(x, epsilon=EPS):
 
 def sum_laplace_imported(x, epsilon=EPS):
     """``from numpy.random import laplace``: the sum of the answers plus
-    Lap(1/ε); one answer changes by at most 1, true ε = ε."""
+    Lap(1/ε); one answer changes by at most 1: ε in real arithmetic, ∞ in
+    doubles (sums 0 and 1 reach different doubles, ``SniperLaplace``)."""
     return float(np.sum(x)) + np_laplace(0.0, 1.0 / epsilon)
 
 
@@ -97,10 +131,19 @@ def _etc_arm(sums, rng_laplace, epsilon):
     return max(range(len(sums)), key=lambda a: noisy[a])
 
 
-def _diff_laplace_cdf(x: float, b: float) -> float:
-    """P(L0 − L1 ≤ x) for independent Laplace(b) draws."""
-    tail = 0.5 * math.exp(-abs(x) / b) * (1 + abs(x) / (2 * b))
-    return 1 - tail if x >= 0 else tail
+def _log_diff_laplace_tail(x: float, b: float) -> float:
+    """log P(L0 − L1 > x) for x ≥ 0 and independent Laplace(b) draws
+    (by symmetry also log P(L0 − L1 < −x)): the tail is
+    ½·e^{−x/b}·(1 + x/(2b)), taken in logs so that far tails do not
+    underflow."""
+    return math.log(0.5) - x / b + math.log1p(x / (2 * b))
+
+
+def _log_sides(d: float, b: float) -> tuple[float, float]:
+    """(log p, log(1 − p)) for p = P(L0 − L1 > −d)."""
+    small = _log_diff_laplace_tail(abs(d), b)
+    large = math.log1p(-math.exp(small))
+    return (large, small) if d >= 0 else (small, large)
 
 
 def etc_true_epsilon(decisions: int = 1, epsilon=EPS, explore=ETC_EXPLORE) -> float:
@@ -119,8 +162,8 @@ def etc_true_epsilon(decisions: int = 1, epsilon=EPS, explore=ETC_EXPLORE) -> fl
     for d in grid:
         for e in (d - 1, d + 1):
             if -half - 1e-12 <= e <= half + 1e-12:
-                p, q = 1 - _diff_laplace_cdf(-d, b), 1 - _diff_laplace_cdf(-e, b)
-                worst = max(worst, abs(math.log(p / q)), abs(math.log((1 - p) / (1 - q))))
+                (lp, lq_), (lq, lnq) = _log_sides(d, b), _log_sides(e, b)
+                worst = max(worst, abs(lp - lq), abs(lq_ - lnq))
     return k * worst
 
 
@@ -311,21 +354,79 @@ class EnvTakingETC:
         self.t += 1
 
 
+LATE_EXPLORE = 176       # a long exploration: the commit shows 176 rounds after round 1
+LATE_HORIZON = 200
+
+
+class LateCommitETC:
+    """Explore-then-commit with a long exploration: round-robin for m = 176
+    rounds, then one noisy argmax of the arms' reward sums (Lap(1/ε)
+    each), committed to.  Nothing it plays before round 177 depends on the
+    rewards, so a changed reward shows 176 rounds later at the earliest.
+    The sums lie in [0, m/2]: true ε = ``etc_true_epsilon(1, explore=176)``
+    ≤ ε."""
+    claim_epsilon = EPS
+
+    def __init__(self, n_arms=2, epsilon=EPS):
+        self.k, self.eps = n_arms, epsilon
+        self.sums = np.zeros(n_arms)
+        self.t = 0
+        self.commit = None
+
+    def noise_scale(self):
+        return 1.0 / self.eps
+
+    def select_arm(self):
+        if self.t < LATE_EXPLORE:
+            return self.t % self.k
+        if self.commit is None:
+            noisy = self.sums + np.random.laplace(0.0, self.noise_scale(), self.k)
+            self.commit = int(np.argmax(noisy))
+        return self.commit
+
+    def update(self, arm, reward):
+        if self.t < LATE_EXPLORE:
+            self.sums[arm] += reward
+        self.t += 1
+
+
+class LateCommitETCMeanNoise(LateCommitETC):
+    """The noise scaled for the arms' means (1/(ε·m/2)) but added to their
+    sums: report-noisy-max at scale 2/(m·ε) on sums of sensitivity 1,
+    true ε = ``etc_true_epsilon(1, ε·m/2, explore=176)`` ≈ 43."""
+
+    def noise_scale(self):
+        return 2.0 / (self.eps * LATE_EXPLORE)
+
+
 ONCE, REDRAW = etc_true_epsilon(1), etc_true_epsilon(ETC_HORIZON - ETC_EXPLORE)
+# The true ε of the code as it runs, in doubles (where rounding decides,
+# the ε over the reals is in ``REAL_EPSILON``).
 TRUE_EPSILON = {
-    "SniperLaplace": 0.1, "SniperLaplaceHalfScale": 0.2,
-    "scalar_laplace": EPS, "scalar_gaussian": math.inf,
+    "SniperLaplace": math.inf, "SniperLaplaceHalfScale": math.inf,
+    "snapping_laplace": SNAP_EPSILON,
+    "scalar_laplace": math.inf, "scalar_gaussian": math.inf,
     "rr_choices": EPS, "rr_choices_bug": 2 * EPS,
-    "sum_laplace_imported": EPS, "mean_laplace_imported": 10 * EPS,
+    "sum_laplace_imported": math.inf, "mean_laplace_imported": math.inf,
     "FusedETC": ONCE, "FusedETCRedraw": REDRAW,
     "RoundExpMech": exp_mech_true_epsilon(0.5), "RoundExpMechBug": exp_mech_true_epsilon(1.0),
     "RoundBanditETC": ONCE, "RoundBanditETCRedraw": REDRAW,
     "SelfPlayingETC": ONCE, "SelfPlayingETCNoNoise": math.inf,
     "EnvTakingETC": ONCE,
+    "LateCommitETC": etc_true_epsilon(1, explore=LATE_EXPLORE),
+    "LateCommitETCMeanNoise": etc_true_epsilon(1, EPS * LATE_EXPLORE / 2, LATE_EXPLORE),
 }
+# The ε of the same mechanism over the reals, where it differs: what the
+# exact white-box evidence (a trace of continuous draws) computes.
+REAL_EPSILON = {"SniperLaplace": 0.1, "SniperLaplaceHalfScale": 0.2, "scalar_laplace": EPS,
+                "sum_laplace_imported": EPS, "mean_laplace_imported": 10 * EPS}
+CLAIM = {"SniperLaplace": 0.1, "SniperLaplaceHalfScale": 0.1,
+         "snapping_laplace": SNAP_EPSILON}      # the others claim EPS
 LEARNER = ["--horizon", str(ETC_HORIZON)]
 # (name, extra flags, expected verdict): violation where the true ε is above the claim.
-CASES = [(name, LEARNER if name[0].isupper() and not name.startswith("Sniper") else [],
-          "violation" if eps > (0.1 if name.startswith("Sniper") else EPS) + 1e-9
-          else "consistent")
+FLAGS = {"LateCommitETC": ["--horizon", str(LATE_HORIZON)],
+         "LateCommitETCMeanNoise": ["--horizon", str(LATE_HORIZON)]}
+CASES = [(name, FLAGS.get(name, LEARNER if name[0].isupper() and not name.startswith("Sniper")
+                          else []),
+          "violation" if eps > CLAIM.get(name, EPS) * (1 + 1e-9) else "consistent")
          for name, eps in TRUE_EPSILON.items()]

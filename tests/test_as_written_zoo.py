@@ -174,3 +174,21 @@ def test_zoo_learners_are_judged_right(name, expected):
     alg = build(f"{MOD}:{name}", horizon=Z.ETC_HORIZON)
     res = audit_algorithm(alg, trials=20_000, seed=0)
     assert res.verdict == expected, (name, max(r.epsilon_lower_bound for r in res.results))
+
+
+def test_a_leak_long_after_the_change_is_found():
+    """Explore-then-commit exploring for 176 rounds: a changed reward
+    shows in the arms 176 rounds later at the earliest.  The search's
+    window reaches the horizon (a probe straight to it where nothing showed
+    in the first rounds), so the black-box audit at 5 000 runs a side
+    finds the bug (its commit ~50 % vs ~0 % on the pair's sides: ε_lb about
+    5.8 at seed 0, a miss would need the held-out counts to fail a
+    certain event) and keeps the correct twin consistent (a false
+    violation has probability below the bound's 5 %)."""
+    found = audit_algorithm(build(f"{MOD}:LateCommitETCMeanNoise", horizon=Z.LATE_HORIZON),
+                            modes=["black-box"], trials=5000, seed=0)
+    assert found.verdict == "violation" and found.epsilon_lower_bound > 2
+    assert any("window followed" in n for r in found.results for n in r.notes)
+    fine = audit_algorithm(build(f"{MOD}:LateCommitETC", horizon=Z.LATE_HORIZON),
+                           modes=["black-box"], trials=5000, seed=0)
+    assert fine.verdict == "consistent"

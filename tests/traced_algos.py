@@ -3,7 +3,8 @@ functions and classes, no declaration, no attribute but the claim — for the
 tests of exact evidence from the trace of the code's own continuous draws
 (``algorithms.replay.noise`` and ``paths``).  Half are correct, half buggy;
 ``TRUE`` gives each one's true ε on its own terms (its output, its
-neighbouring relation) and ``STRUCTURE`` what the trace should recognise.
+neighbouring relation, over the reals: each says ``floating_point = False``)
+and ``STRUCTURE`` what the trace should recognise.
 """
 from __future__ import annotations
 
@@ -164,6 +165,11 @@ for _f, _e in ((laplace_sum, 0.5), (exponential_difference_sum, 0.5), (gaussian_
                (noisy_argmax_half_noise, 1.0), (gumbel_max, 1.0), (noisy_threshold_test, 1.0),
                (data_dependent_scale, 1.0)):
     _f.claim_epsilon = _e
+    # Their true ε is over the reals, the trace's terms: they are read as
+    # models, not as doubles (attacks.floats; tests/as_written_zoo.py has
+    # the floating-point cases).
+    _f.floating_point = False
+gaussian_sum_approx.floating_point = False
 gaussian_sum_approx.claim_epsilon = 0.5
 gaussian_sum_approx.claim_delta = 1e-5
 for _f in (noisy_argmax, noisy_argmax_half_noise, gumbel_max, above_threshold,

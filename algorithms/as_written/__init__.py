@@ -12,7 +12,9 @@ names, else the ε (and δ) it is built with.  The claim is about what it
 outputs (the arms it plays, what the mechanism returns), neighbours
 ``one-round`` unless the attributes ``relation`` and ``max_change`` say
 otherwise, on the loss class ``loss_range`` (or ``reward_range``,
-``input_range``), [0, 1] by default.
+``input_range``), [0, 1] by default.  What it returns is read as the
+doubles it is (``attacks.floats``) unless the attribute ``floating_point``
+is False.
 
 May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 ``algorithms.imported_sources``,
@@ -319,6 +321,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
              "code_labels": labels, "per_run_calls": per_run,
              "input_note": _input_note(read_note, range_from),
              "environment": env.hook if env is not None else None}
+    # Its outputs are read as doubles (attacks.floats) unless the code says
+    # it is a model of a mechanism over the reals (``floating_point = False``).
+    if _attr(obj, "floating_point", None) is not None:
+        extra["floating_point"] = bool(_attr(obj, "floating_point", None))
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)
     small = T * K <= OPTIMISE_ANSWERS

@@ -28,6 +28,7 @@ import numpy as np
 from algorithms.core import Claim
 from algorithms.simulate import released_key, simulate
 from attacks.events import Union, release_rounds_of
+from attacks.floats import FloatGrain, reads_doubles
 from attacks.values import (JOINT_ROUNDS, ValueEvents, hinted_rounds, release_family,
                             releasing_rounds)
 from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
@@ -42,6 +43,23 @@ from audit.engine.witness import TRAINING_STREAMS, features_task, train, trainin
 # Attacks whose scenarios get a learned witness unless they say otherwise:
 # the neighbour search builds pairs no one wrote events for.
 LEARNED_BY_DEFAULT = ("search",)
+
+def _grain_families(families) -> list:
+    """The floating-point grain families among ``families`` and the parts
+    of their unions, however nested."""
+    out = []
+    for f in families:
+        if isinstance(f, FloatGrain):
+            out.append(f)
+        out += _grain_families(getattr(f, "parts", ()))
+    return out
+
+
+# Said where the deciding event reads a number's floating-point grain.
+FLOAT_NOTE = ("the deciding event reads which doubles the code outputs (the power of two of "
+              "their least significant bit): rounding in floating point lets the two inputs "
+              "reach different doubles (Mironov, CCS 2012), so the claim fails for the code as "
+              "it runs in doubles, whatever holds for its mechanism over the reals")
 
 
 def wants_witness(scenario) -> bool:
@@ -382,11 +400,11 @@ class EventTestEvidence(Evidence):
             X.append(np.concatenate([p[0] for p in parts]) if self.learned else None)
         sc = self.scenario
         self.values = release_family(self._change(), rel, acts, sc.algorithm.learner.n_arms,
-                                     self.hints)
+                                     self.hints, floats=reads_doubles(sc.algorithm))
         if not self.learned:
             return
         stats = list(dict.fromkeys(list(self._features.values) +
-                                   [s for fam in self.values for s in fam.stats]))
+                                   [s for fam in self.values for s in getattr(fam, "stats", ())]))
         f = dataclasses.replace(self._features, values=tuple(stats[:WITNESS_VALUES]))
         blocks = []
         for x, r, a in zip(X, rel, acts):
@@ -399,11 +417,13 @@ class EventTestEvidence(Evidence):
             return []
         n = sum(len(f.labels) for f in self.values)
         rounds = sorted({t for f in self.values for t in f.release_rounds})
+        grain = (", their floating-point grain" if any(isinstance(f, FloatGrain)
+                                                        for f in self.values) else "")
         hinted = (f"; {len(self.hints)} pair(s) of releases a declaration check measured a "
                   f"defect on among them" if self.hints else "")
         return [f"the claim covers the released values: {n} events on the releases of rounds "
                 f"{rounds[0] + 1}..{rounds[-1] + 1} (tails, differences and sums of two "
-                f"releases, releases joint with actions), thresholds from {self._pilot_runs} "
+                f"releases, releases joint with actions{grain}), thresholds from {self._pilot_runs} "
                 f"pilot runs a side on streams [seed, pair, 3/4]{hinted}"]
 
     def pilot_state(self):
@@ -444,12 +464,15 @@ class EventTestEvidence(Evidence):
         witness = None
         if self.witness is not None:
             witness = {**self.witness.describe(), "chosen": self.witness.owns(test.event)}
+        float_note = ([FLOAT_NOTE] if any(test.event in f.labels for f in
+                                          _grain_families([self.events, *(self.values or ())]))
+                      else [])
         return EventTestResult(
             attack=sc.label.split(":")[0], label=sc.label, claim=claim,
             group_size=sc.group_size, test=test, trials=n_sel + n_hold, n_selection=n_sel,
             n_holdout=n_hold, alpha=alpha,
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, claim.delta),
             pair=sc.describe_pair(), rounds=sc.rounds,
-            notes=list(sc.notes) + self._values_note(), curve=curve,
+            notes=list(sc.notes) + self._values_note() + float_note, curve=curve,
             witness=witness, event_text=event_label(test.event, code_labels(sc.algorithm)),
             inputs=_short_inputs(sc))

@@ -47,6 +47,45 @@ class TracedPair:
     notes: list = field(default_factory=list)
 
 
+# Outputs with more parts than this are written as one sequence, repeats
+# folded (a learner's 200 arms read "(0, 1)×88, 0×24", not 200 clauses).
+MAX_PARTS_SHOWN = 12
+
+
+def _folded(values: list) -> list:
+    """``values`` as segments: a value, or a unit of one or two values
+    repeated three times or more, written ``unit×n``."""
+    out, i = [], 0
+    while i < len(values):
+        best = (1, 1)
+        for p in (1, 2):
+            unit, n = values[i:i + p], 1
+            while len(unit) == p and values[i + n * p:i + (n + 1) * p] == unit:
+                n += 1
+            if n >= 3 and n * p > best[0] * best[1]:
+                best = (p, n)
+        p, n = best
+        if n >= 3:
+            unit = values[i:i + p]
+            out.append((f"({', '.join(map(str, unit))})" if p > 1 else str(unit[0])) + f"×{n}")
+            i += p * n
+        else:
+            out.append(str(values[i]))
+            i += 1
+    return out
+
+
+def output_words(labels: list, values) -> str:
+    """One output of a trace in words: each part with its label, or, for
+    more than ``MAX_PARTS_SHOWN`` parts, the first and last labels and the
+    values as one sequence with its repeats folded."""
+    values = list(values)
+    if len(values) <= MAX_PARTS_SHOWN:
+        return ", ".join(f"{labels[j]} = {v}" for j, v in enumerate(values))
+    return (f"{labels[0]} … {labels[len(values) - 1]} = "
+            f"[{', '.join(_folded(values))}]")
+
+
 def _affine(ps):
     p = ps.paths[0]
     idx = [j for j, o in enumerate(p.outputs) if isinstance(o, tuple)]
@@ -135,7 +174,7 @@ def _discrete(psa, psb, labels, delta: float) -> TracedPair:
     d, o, lo, hi, absent = pick
     structure = (f"comparisons of noisy values: {len(psa.paths)} and {len(psb.paths)} paths, "
                  f"{len(la)} and {len(lb)} distinct outputs")
-    what = ", ".join(f"{labels[j]} = {v}" for j, v in enumerate(o))
+    what = output_words(labels, o)
     eps, exact, notes = max(0.0, best), True, []
     other = (f"at most {math.exp(hi):.3g} (no traced path gives it)" if absent
              else f"{math.exp(hi):.6g}")
@@ -190,7 +229,7 @@ def _mixed(psa, psb, labels, delta: float) -> TracedPair:
     eps, exact = got[0], True
     if atoms is not None and atoms[0] > eps:
         r, d, o, lo, hi = atoms
-        what = ", ".join(f"{labels[j]} = {v}" for j, v in enumerate(o))
+        what = output_words(labels, o)
         event = (f"the output {what} ({d}): P {math.exp(lo):.6g} vs {math.exp(hi):.6g}, exact "
                  f"log-ratio {r:.6g} (certified lower end)")
         eps = r

@@ -33,12 +33,14 @@ REST_WORDS = {
     "trace": ("a trace of the code's own continuous draws (what each output is as an affine "
               "function of them, and the comparisons that decide it), confirmed by re-executing "
               "the unmodified code on plain values at draws from the noise laws and inside every "
-              "path; exact for the ideal continuous laws the code names"),
+              "path; exact for the ideal continuous laws the code names, in real arithmetic: "
+              "which doubles the code's rounding can reach is not modelled (the black-box "
+              "floating-point events read that)"),
 }
 REST_SHORT = {"identity": "recorded-draw identity", "replay": "deterministic replay",
               "statistical": "statistical check",
               "reexecution": f"replay, confirmed by re-execution at {PER_CELL:,} points per cell",
-              "trace": "trace of continuous draws, confirmed by re-execution"}
+              "trace": "trace of continuous draws (real arithmetic), confirmed by re-execution"}
 # Exact losses are sums of floating-point terms; a loss that equals the claim
 # in exact arithmetic (a correct Algorithm 1 attains L = ε) must not read as
 # a violation because of rounding.
