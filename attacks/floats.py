@@ -28,9 +28,8 @@ whose input does not move its magnitude's grid) gets no event, so the
 family costs nothing where it cannot help.  The family is read for code
 audited as written (``reads_doubles``), not for the reference
 implementations written for the audit, which model mechanisms over the
-reals.  As with every family, the
-events are fixed before the audit's runs and the bounds stay valid whatever
-the pilot chose.
+reals.  As with every family, the events are fixed before the audit's runs
+and the bounds stay valid whatever the pilot chose.
 
 May import: numpy and ``attacks.events``.
 """
@@ -156,14 +155,14 @@ def float_family(items: Sequence, sides: Sequence[dict]) -> list:
     """The ``FloatGrain`` family of ``items`` ((key, coord) pairs, at most
     ``MAX_ITEMS`` of them kept, in order) from pilot observations per side
     (``sides``: {key: (runs, d)}); [] where no number's grain differs."""
+    if any(not obs for obs in sides):
+        return []
+    runs = [len(next(iter(obs.values()))) for obs in sides]
     kept, grids = [], []
     for key, coord in items:
         if len(kept) == MAX_ITEMS:
             break
-        if any(not obs for obs in sides):
-            return []
-        cols = [column(obs, key, coord, len(next(iter(obs.values())))) for obs in sides]
-        g = grid(cols)
+        g = grid([column(obs, key, coord, n) for obs, n in zip(sides, runs)])
         if g:
             kept.append((key, coord))
             grids.append(g)

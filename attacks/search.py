@@ -561,19 +561,19 @@ class _Pilot:
         if space.alg.learner.point is not None and pts:
             d = store[2][0][pts[0]].shape[1]
             coords = tuple(dict.fromkeys((0, d - 1)))
+            # Each side's points at each recorded round, over its batches.
+            sides = [{t: np.concatenate([p[t] for p in store[2 + side]]) for t in pts}
+                     for side in (0, 1)]
             above, below = [], []
             for t in pts:
                 for i in coords:
-                    pooled = np.concatenate([p[t][:, i] for p in store[2] + store[3]])
-                    up, low = quantile_thresholds(pooled)
+                    up, low = quantile_thresholds(np.concatenate([x[t][:, i] for x in sides]))
                     above.append(up)
                     below.append(low)
             parts += [CoordinateAbove(pts, coords, tuple(above)),
                       CoordinateBelow(pts, coords, tuple(below))]
             if reads_doubles(space.alg):
-                parts += float_family([(t, i) for t in pts for i in coords],
-                                      [{t: np.concatenate([p[t] for p in store[2 + side]])
-                                        for t in pts} for side in (0, 1)])
+                parts += float_family([(t, i) for t in pts for i in coords], sides)
         if releases and space.releases and store[4] and store[4][0]:
             rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in store[4][0]}
                    for side in (0, 1)]

@@ -323,8 +323,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
              "environment": env.hook if env is not None else None}
     # Its outputs are read as doubles (attacks.floats) unless the code says
     # it is a model of a mechanism over the reals (``floating_point = False``).
-    if _attr(obj, "floating_point", None) is not None:
-        extra["floating_point"] = bool(_attr(obj, "floating_point", None))
+    declared = _attr(obj, "floating_point", None)
+    if declared is not None:
+        extra["floating_point"] = bool(declared)
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)
     small = T * K <= OPTIMISE_ANSWERS

@@ -44,6 +44,7 @@ from audit.engine.witness import TRAINING_STREAMS, features_task, train, trainin
 # the neighbour search builds pairs no one wrote events for.
 LEARNED_BY_DEFAULT = ("search",)
 
+
 def _grain_families(families) -> list:
     """The floating-point grain families among ``families`` and the parts
     of their unions, however nested."""
