@@ -21,3 +21,9 @@ class Entry:
     experts: Optional[int] = None
     epsilon: Optional[float] = 1.0
     delta: float = 0.0
+    # Every draw of its learner is one row per run, made whatever the runs'
+    # data: run on many blocks at once (``audit.execution.blocks``) it plays
+    # what it plays on each block alone (tests/test_blocks.py checks every
+    # entry that says so).  False where a draw is made only when some run
+    # needs it (``if decide.any(): rng.laplace(...)``).
+    row_draws: bool = True

@@ -184,7 +184,7 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
     if delta is not None or entry.delta:
         kwargs["delta"] = entry.delta if delta is None else delta
     try:
-        return entry.factory(**kwargs, **params)
+        alg = entry.factory(**kwargs, **params)
     except TypeError as exc:
         import inspect
         allowed = [p for p in inspect.signature(entry.factory).parameters
@@ -198,6 +198,8 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
     except ValueError as exc:
         _blame_word_param(exc, params, names)
         raise
+    alg.extra.setdefault("row_draws", entry.row_draws)
+    return alg
 
 
 def _only_as_written(names: dict, what: str, **given) -> None:

@@ -51,6 +51,8 @@ class Canary(Attack):
         audited = alg.rebuild(threshold_canary(alg.base_arms, c))
         if audited.loss_range != alg.loss_range:   # the same conversion: the same loss class
             audited = dataclasses.replace(audited, loss_range=alg.loss_range)
+        # The conversion's draws, and the canary draws none (tests/test_blocks.py).
+        audited.extra.setdefault("row_draws", alg.extra.get("row_draws", False))
         return audited, tau, c
 
     def white_box_runs(self, alg: Algorithm) -> list[tuple[Algorithm, bool]]:

@@ -29,8 +29,8 @@ def test_canary_validity_over_many_seeds():
     intermediate object (the noisy losses), which never counts toward
     ε_lb, so leaving it out changes no audit's ε_lb — and its loss
     distribution would take two of the four α shares: with the black-box
-    pair alone each bound gets the α_each = 0.025 stated above (the
-    harder test), at a twentieth of the time."""
+    pair alone its one bound on coupled runs (the default) gets all of
+    α = 0.05 (the harder test), at a twentieth of the time."""
     alg = build("private-exp3", epsilon=1.0, horizon=50)
     n = 2000
     limit = next(k for k in range(n) if stats.binom.sf(k, n, 0.05) < 1e-9)
@@ -38,7 +38,7 @@ def test_canary_validity_over_many_seeds():
               for s in range(n))
     over = 0
     for r in audits:
-        assert abs(r.results[0].alpha - 0.025) < 1e-12          # 2 bounds, α = 0.05
+        assert abs(r.results[0].alpha - 0.05) < 1e-12     # 1 bound on coupled runs, the default
         over += r.epsilon_lower_bound > 1.0
     assert limit < 0.09 * n
     assert over <= limit
@@ -170,6 +170,7 @@ def test_one_pair_rerun_alone(tmp_path):
     r = audit_here("run", "laplace", "--pair", "patterns:one-above", "--pair",
                    "patterns:one-above", "--mode", "black-box", "--trials", "4000",
                    "--confidence", "0.9", "--jobs", "1", "--no-store", "--json", str(out),
+                   "--runs", "independent",
                    "--quiet")
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())

@@ -137,7 +137,7 @@ def test_a_violation_found_on_coupled_runs_and_reproducible():
     """report-noisy-max releasing its noisy maximum (true ε 0.25 on the
     optimised pair, claim 0.1): a violation from coupled runs at 60 000
     runs a side; the same seed gives the same document for 1 or 2 workers,
-    and the reproduce command carries --coupled."""
+    and the reproduce command carries --runs coupled."""
     r1 = _coupled_audit(0)
     r2 = _coupled_audit(0, jobs=2)
     assert r1.verdict == "violation"
@@ -145,7 +145,7 @@ def test_a_violation_found_on_coupled_runs_and_reproducible():
     d1, d2 = r1.as_dict(), r2.as_dict()
     d1.pop("runtime_seconds"), d2.pop("runtime_seconds")
     assert d1 == d2
-    assert "--coupled" in r1.command
+    assert "--runs coupled" in r1.command
     (bb,) = d1["attacks"]
     assert bb["bounds"]["bounds_used"] == 1 and bb["coupled"]["blocks"] > 0
     assert r1.results[0].alpha == pytest.approx(0.1)        # one bound takes all of α
@@ -157,13 +157,13 @@ def test_cli_coupled_runs_and_refusals(tmp_path):
                     "--coupled", "--trials", "40000", "--confidence", "0.9", "--quiet",
                     "--json", str(out)], cwd=tmp_path)
     assert r.returncode == 1, r.stderr
-    assert "--coupled" in r.stdout
+    assert "--runs coupled" in r.stdout
     doc = json.loads(out.read_text())
     assert doc["attacks"][0]["bounds"]["method"].startswith("coupled runs")
     bad = audit_here("run", "report-noisy-max3", "--coupled", "--trials", "1000", "--mode",
                      "replay", cwd=tmp_path)
     assert bad.returncode == 2
-    assert bad.stderr.count("\n") == 1 and "--coupled" in bad.stderr
+    assert bad.stderr.count("\n") == 1 and "--runs coupled" in bad.stderr
 
 
 def test_coupled_in_a_suite_and_in_assert_private(tmp_path):
@@ -176,7 +176,7 @@ def test_coupled_in_a_suite_and_in_assert_private(tmp_path):
                    'expect = "violation"\n')
     r = audit_here("check", "--config", cfg, "--jobs", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    with pytest.raises(AssertionError, match="--coupled"):
+    with pytest.raises(AssertionError, match="--runs coupled"):
         assert_private("report-noisy-max3", trials=40_000, attacks="optimised",
                        modes="black-box", coupled=True)
     with pytest.raises(ValueError, match="coupled"):
@@ -217,3 +217,26 @@ def test_the_held_out_blocks_count_only_the_chosen_parts():
     for _ in range(20):
         members = sorted(rng.choice(len(full), size=int(rng.integers(1, 6)), replace=False))
         assert _count_members(fam, tr.actions, tr.observed(), members) == full[members].sum()
+
+
+def test_runs_are_coupled_by_default_and_independent_on_request(tmp_path):
+    """No flag: coupled runs, and the reproduce command says nothing;
+    ``--runs independent``: the classic split, said in the command; a suite
+    entry's ``runs`` and ``coupled`` keys that disagree, and ``--coupled``
+    with ``--runs independent``, are refused in one line (exit 2)."""
+    from audit.cli.suite import SuiteError, _runs
+    default = audit_algorithm(build("report-noisy-max3"), ["optimised"], trials=4000,
+                              confidence=0.9, seed=0, modes=["black-box"])
+    assert type(default.results[0]).__name__ == "CoupledTestResult"
+    assert "--runs" not in default.command
+    apart = audit_algorithm(build("report-noisy-max3"), ["optimised"], trials=4000,
+                            confidence=0.9, seed=0, modes=["black-box"], coupled=False)
+    assert type(apart.results[0]).__name__ == "EventTestResult"
+    assert "--runs independent" in apart.command
+    assert _runs({"runs": "independent"}) is False and _runs({}) is None
+    assert _runs({"coupled": True}) is True
+    with pytest.raises(SuiteError, match="'runs' and 'coupled' disagree"):
+        _runs({"runs": "independent", "coupled": True, "algorithm": "laplace"})
+    bad = audit_here("run", "laplace", "--coupled", "--runs", "independent", "--trials", "1000",
+                     cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--coupled" in bad.stderr

@@ -36,7 +36,8 @@ def test_alpha_shares_sum_to_one_minus_confidence(name, attacks, modes):
     assert spent == pytest.approx(0.1, rel=1e-12)
     assert r.n_tests == sum(x.shares for x in r.results)
     for x in r.results:
-        assert x.shares == {"black-box": 2, "pld": 2, "search": 0, "per-round": 0}[x.kind]
+        # 1 bound per black-box pair on coupled runs (the default), 2 on independent ones
+        assert x.shares == {"black-box": 1, "pld": 2, "search": 0, "per-round": 0}[x.kind]
         assert (x.alpha > 0) == (x.shares > 0)
 
 
@@ -57,7 +58,7 @@ def test_alpha_per_share_counts_every_fallible_bound():
 
 
 def test_results_have_named_fields_a_readable_repr_and_a_dict():
-    r = audit_algorithm(build("exp3", horizon=12), trials=400, seed=1)
+    r = audit_algorithm(build("exp3", horizon=12), trials=400, seed=1, coupled=False)
     black = next(x for x in r.results if isinstance(x, EventTestResult))
     white = next(x for x in r.results if isinstance(x, WhiteBoxResult) and x.kind == "search")
     for x in (black, white):
@@ -78,7 +79,7 @@ def test_black_box_counts_come_from_the_documented_streams():
     alg = build("private-exp3", horizon=40)
     seed, trials = 9, 2 * DEFAULT_CHUNK + 300
     r = audit_algorithm(alg, ["first-round", "canary"], trials=trials, seed=seed,
-                        modes=["black-box"], jobs=2)
+                        modes=["black-box"], jobs=2, coupled=False)
     scs = ATTACKS["first-round"].scenarios(alg) + ATTACKS["canary"].scenarios(alg)
     for index, (sc, res) in enumerate(zip(scs, r.results)):
         labels = sc.events.labels
@@ -94,10 +95,11 @@ def test_black_box_counts_come_from_the_documented_streams():
 
 
 def test_bounds_tighten_with_two_shares_per_pair():
-    """One pair at confidence c: each bound is at α = (1 − c)/2, the two the
-    selected event uses (not 4 over both directions)."""
+    """One pair on independent runs at confidence c: each bound is at α =
+    (1 − c)/2, the two the selected event uses (not 4 over both
+    directions)."""
     r = audit_algorithm(build("private-exp3", horizon=40), ["canary"], trials=2000, seed=0,
-                        modes=["black-box"], confidence=0.95)
+                        modes=["black-box"], confidence=0.95, coupled=False)
     (res,) = r.results
     assert res.alpha == pytest.approx(0.025) and math.isclose(res.alpha_spent, 0.05)
 

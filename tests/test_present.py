@@ -223,7 +223,7 @@ def test_a_stored_rerun_reads_back_results_and_counts_every_chunk(tmp_path):
         with Store(path) as store:
             ex = Executor(jobs=1, store=store)
             runs.append(audit_algorithm(alg, ["canary", "search"], trials=4000, seed=2,
-                                        executor=ex))
+                                        executor=ex, coupled=False))
     first, second = runs
     assert first.as_dict()["attacks"] == second.as_dict()["attacks"]
     assert second.summary() == first.summary()

@@ -55,11 +55,15 @@ def add_run_parser(sub):
                    help="learned witness (a classifier over whole trajectories) on every "
                         "black-box pair (on), on none (off), or on the search's pairs and "
                         "for algorithms that declare no attacks (default: %(default)s)")
-    p.add_argument("--coupled", action="store_true",
-                   help="black-box tests on coupled runs: both sides of a pair run in blocks "
+    p.add_argument("--runs", choices=("coupled", "independent"),
+                   help="how the black-box tests run: coupled (both sides of a pair in blocks "
                         "that share a seed, so the two sides' counts differ only where the "
-                        "input moved the output; the same runs certify more "
-                        "(default: independent runs)")
+                        "input moved the output, and each pair's pilot chooses the bet or two "
+                        "Clopper-Pearson bounds) or independent (each side from its own "
+                        "seeds) (default: coupled, independent for code drawing entropy the "
+                        "audit cannot seed)")
+    p.add_argument("--coupled", action="store_true",
+                   help="the same as --runs coupled (default: off)")
     p.add_argument("--report", metavar="DIR",
                    help="also write an HTML and Markdown report into DIR (default: none)")
     p.add_argument("--quiet", action="store_true",
@@ -177,8 +181,13 @@ def cmd_run(args):
                          search=search_wanted(not args.mode or "black-box" in args.mode,
                                               args.pair))
     witness = {"auto": None, "on": True, "off": False}[args.witness]
+    if args.coupled and args.runs == "independent":
+        raise UsageError("--coupled is --runs coupled: give one of --coupled and "
+                         "--runs independent")
+    coupled = {None: True if args.coupled else None, "coupled": True,
+               "independent": False}[args.runs]
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode, witness, args.pair, args.coupled)
+                                args.seed, args.mode, witness, args.pair, coupled)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
@@ -186,7 +195,7 @@ def cmd_run(args):
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness,
-                                     pairs=args.pair, coupled=args.coupled)
+                                     pairs=args.pair, coupled=coupled)
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise

@@ -33,7 +33,7 @@ SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
               "modes", "seed", "expect", "methods", "feedback", "coupled",
-              "input_range", "environment"}
+              "runs", "input_range", "environment"}
 
 
 class SuiteError(ValueError):
@@ -108,6 +108,20 @@ def find_config(path: Optional[str]) -> tuple[str, dict]:
                      "or pass --config FILE")
 
 
+def _runs(spec: dict) -> Optional[bool]:
+    """An entry's choice of runs for its black-box tests: True (coupled),
+    False (independent) or None (the default); ``runs`` and the older
+    ``coupled = true`` both say it."""
+    runs = spec.get("runs")
+    coupled = spec.get("coupled")
+    if runs is not None and coupled is not None and (runs == "coupled") != coupled:
+        raise SuiteError(f"entry {spec.get('name') or spec.get('algorithm')!r}: keys 'runs' and "
+                         f"'coupled' disagree; give one")
+    if runs is not None:
+        return runs == "coupled"
+    return coupled
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -150,6 +164,9 @@ def _check_value(where: str, key: str, value) -> None:
     elif key == "coupled":
         if not isinstance(value, bool):
             bad("true or false")
+    elif key == "runs":
+        if value not in ("coupled", "independent"):
+            bad('"coupled" or "independent"')
     elif key == "expect":
         if value not in ("consistent", "violation"):
             bad('"consistent" or "violation"')
@@ -297,7 +314,7 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
             modes = spec.get("modes")
             attacks = attack_names(alg, spec.get("attacks"),
                                    search=not modes or "black-box" in modes)
-            coupled = bool(spec.get("coupled", False))
+            coupled = _runs(spec)
             command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence,
                                         seed, spec.get("modes"), coupled=coupled)
             result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence,

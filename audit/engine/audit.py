@@ -30,7 +30,8 @@ from audit.execution.store import audit_fingerprint
 
 def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
                       modes=None, witness: Optional[bool] = None,
-                      pairs: Optional[Sequence[str]] = None, coupled: bool = False) -> str:
+                      pairs: Optional[Sequence[str]] = None,
+                      coupled: Optional[bool] = None) -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -50,8 +51,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
         parts += ["--mode", m]
     if witness is not None:
         parts += ["--witness", "on" if witness else "off"]
-    if coupled:
-        parts += ["--coupled"]
+    if coupled is not None:     # chosen, not left to the default
+        parts += ["--runs", "coupled" if coupled else "independent"]
     parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
     return shlex.join(parts)
 
@@ -63,7 +64,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     executor: Optional[Executor] = None, progress=None,
                     witness: Optional[bool] = None,
                     pairs: Optional[Sequence[str]] = None,
-                    coupled: bool = False) -> AuditResult:
+                    coupled: Optional[bool] = None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).  ``witness`` adds a learned witness to
@@ -71,7 +72,11 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     wants one (``event_test.wants_witness``).  ``pairs`` keeps only the
     attacks' pairs with these labels (as results print them, e.g.
     ``patterns:one-above``): one pair rerun alone gets the whole error
-    budget and all the runs.
+    budget and all the runs.  ``coupled`` runs the black-box tests on
+    coupled runs (True) or independent ones (False); None, the default:
+    coupled wherever the audit seeds the code (both sides of a block of
+    runs from one seed, the test of each pair chosen on its pilot), and
+    independent for code drawing from entropy the audit cannot seed.
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -92,9 +97,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         if m not in MODES:
             raise ValueError(f"unknown mode {m!r}; choose from: {', '.join(MODES)}")
     wanted = set(modes or MODES)
-    if coupled and "black-box" not in wanted:
-        raise ValueError("--coupled: coupled runs are a way of running the black-box mode; "
-                         "add --mode black-box")
+    if coupled is not None and "black-box" not in wanted:
+        raise ValueError(f"--runs {'coupled' if coupled else 'independent'}: it says how the "
+                         f"black-box mode runs; add --mode black-box")
     search = search_wanted("black-box" in wanted, pairs)
     scenarios, names = scenarios_for(alg, attacks, search=search,
                                      events="black-box" in wanted, trials=trials)
@@ -116,10 +121,12 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             raise ValueError(f"--mode {left_out[0]}: {alg.name} draws randomness the audit "
                              f"cannot seed, and the white-box modes need its draws; run the "
                              f"black-box mode instead")
+    # Shared seeds gain nothing where the code draws its own entropy.
+    use_coupled = not unseeded if coupled is None else bool(coupled)
     fingerprint = None
     if executor is not None and executor.store is not None and not unseeded:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness, pairs, coupled)
+                                        witness, pairs, use_coupled)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     if unseeded:
         ex = in_process()
@@ -159,7 +166,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    black_kind = CoupledEventTestEvidence if coupled else KINDS["black-box"]
+    black_kind = CoupledEventTestEvidence if use_coupled else KINDS["black-box"]
     evidence = [black_kind(sc, i, claim_of(sc, claim, overridden), learned=witness,
                            hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]

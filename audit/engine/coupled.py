@@ -217,17 +217,16 @@ def caution(alpha: float, candidates: int) -> float:
 
 def _predicted_independent(sx, sy, n_sel, n_test, alpha, delta, z_sel):
     """``independent_lower_bound`` at n_test runs a side, computed on the
-    counts the pilot's rates predict, their ratio first taken ``z_sel``
-    pilot standard errors low (a zero denominator count counts as one: an
-    event never seen on the denominator side is what an unbounded leak
-    shows)."""
-    p, q = sx / n_sel, np.maximum(sy, 1.0) / n_sel
-    # One standard error of ln(p/q), as the bet's prediction takes one of
-    # its mean, split between the two rates.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        se = np.sqrt(np.where(p > 0, (1 - p) / (n_sel * p), np.inf) + (1 - q) / (n_sel * q))
-    shrink = np.exp(-z_sel * np.minimum(se, 50.0) / 2)
-    p, q = p * shrink, np.minimum(q / shrink, 1.0)
+    rates the pilot can vouch for: each side's Clopper–Pearson bound on the
+    pilot's counts at the tail ``z_sel`` standard normal deviates out (the
+    numerator's lower, the denominator's upper).  An event never seen on the denominator side gets the
+    upper bound a zero count allows, not a standard error it does not
+    have: the leak of a value one input never reaches stays visible."""
+    # z_sel/√2 a side: with equal errors the two shifts add up to z_sel
+    # standard errors of ln(p/q), as the bet's prediction takes its mean.
+    tail = float(stats.norm.sf(z_sel / math.sqrt(2)))
+    p, _ = _cp_arrays(sx, n_sel, tail)
+    _, q = _cp_arrays(sy, n_sel, tail)
     lo, _ = _cp_arrays(np.floor(p * n_test), n_test, alpha / 2)
     _, hi = _cp_arrays(np.ceil(q * n_test), n_test, alpha / 2)
     return _eps_lb_array(lo, hi, delta)
@@ -289,10 +288,14 @@ def plan(a, b, m: int, k_test: int, alpha: float, delta: float = 0.0) -> Plan:
         eps = _predicted(sx, sy, (x * x).sum(0), (y * y).sum(0), (x * y).sum(0), k_sel, m,
                          k_test, alpha, delta, c_max, cap, z_sel)
         indep = _predicted_independent(sx, sy, k_sel * m, k_test * m, alpha, delta, z_sel)
+        # Where nothing is predicted, the event whose pilot ratio leans
+        # furthest (what a reader of a 0 wants to see), not an event every
+        # run shows on both sides.
+        lean = np.log((sx + 0.5) / (sy + 0.5))
         for coupled, score in ((True, eps), (False, indep)):
             # Ties go to the likelier event (it reads more easily and its
             # prediction rests on more counts), then to the coupled test.
-            j = int(np.lexsort((sx + sy, score))[-1])
+            j = int(np.lexsort((sx + sy, np.where(score > 0, 0.0, lean), score))[-1])
             if best is None or score[j] > best[0]:
                 best = (float(score[j]), j, bool(swapped), float(c_max[j]), float(q_max[j]),
                         coupled)

@@ -162,7 +162,7 @@ def _round_trips(value) -> bool:
 
 def reproduce_line(algorithm, epsilon, delta, build_kwargs: dict, claim_epsilon, claim_delta,
                    claim_per_round_epsilon, attacks, trials: int, confidence: float, seed: int,
-                   modes, coupled: bool = False) -> str:
+                   modes, coupled: Optional[bool] = None) -> str:
     """The ``audit run`` command that repeats an ``assert_private`` audit:
     every argument passed, as its flag (``horizon=`` as ``--horizon``,
     ``params={k: v}`` as ``--param k=v``), ``trials`` as scaled.  An
@@ -187,7 +187,7 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
                    confidence: float = 0.95, seed: int = 0, claim_epsilon: Optional[float] = None,
                    claim_delta: Optional[float] = None,
                    claim_per_round_epsilon: Optional[float] = None, jobs: int = 1,
-                   coupled: bool = False, **build_kwargs):
+                   coupled: Optional[bool] = None, **build_kwargs):
     """Audit ``algorithm`` (a registered name, ``"package.module:attribute"``
     or an ``Algorithm``) and raise ``AssertionError`` with the audit summary —
     claim, per-attack bounds, events, counts and the ``audit run`` command
@@ -198,8 +198,10 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     and ``params`` (a dict), as ``audit run``'s ``--horizon``, ``--arms``,
     ``--experts`` and ``--param``; they and ``epsilon``/``delta`` build the
     algorithm from its name, so they do not go with an ``Algorithm`` object.
-    ``attacks`` and ``modes`` take one name or a list.  ``coupled=True``
-    runs the black-box tests on coupled runs, as ``audit run --coupled``.
+    ``attacks`` and ``modes`` take one name or a list.  ``coupled=False``
+    runs the black-box tests on independent runs, as ``audit run --runs
+    independent``; None, the default, on coupled runs wherever the audit
+    seeds the code (``True`` insists on them).
     A user factory is built as ``audit run`` builds it (ε = ``epsilon``,
     else ``claim_epsilon``, else its default).
 
@@ -228,8 +230,9 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     if confidence is None:
         raise ValueError("assert_private(): confidence must be a number in [0.5, 1), got None")
     seed = _integer("seed", seed, 0, "a non-negative integer")
-    if not isinstance(coupled, bool):
-        raise ValueError(f"assert_private(): coupled must be True or False, got {_got(coupled)}")
+    if coupled is not None and not isinstance(coupled, bool):
+        raise ValueError(f"assert_private(): coupled must be True, False or None, got "
+                         f"{_got(coupled)}")
     trials = _integer("trials", trials, 1, "a positive integer")
     jobs = (os.cpu_count() or 1) if jobs == -1 and not isinstance(jobs, bool) else _integer(
         "jobs", jobs, 1, "a positive integer, or -1 for one per CPU")

@@ -24,7 +24,8 @@ the coupled pilot counts them with the scenario's own events.
 
 May import: ``algorithms.simulate``, ``attacks.events``, ``audit.execution.runs``,
 ``audit.engine.bounds``, ``audit.engine.coupled``, ``audit.engine.sampling``,
-``audit.engine.unions``, ``audit.engine.words``, ``audit.engine.evidence``.
+``audit.engine.unions``, ``audit.engine.words``, ``audit.engine.evidence``,
+``audit.execution.blocks``.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from audit.engine.coupled import Design, Plan, max_coupled_epsilon, plan, plan_l
 from audit.engine.evidence.event_test import (EventTestEvidence, EventTestResult,
                                               _short_inputs)
 from audit.engine.sampling import Request
+from audit.execution.blocks import BlockedGenerator
 from audit.execution.runs import DEFAULT_CHUNK
 from audit.engine.unions import with_ranked_unions
 from audit.engine.words import code_labels, event_label
@@ -94,6 +96,36 @@ def _blocks_task(scenario, events, m: int, members=None):
             return events.count(tr.actions, tr.observed())
         return np.int64(_count_members(events, tr.actions, tr.observed(), members))
 
+    def by_block(losses, seeds):
+        """Every block's counts from one call on all of them (``BlockedGenerator``),
+        or None where the learner's draws cannot be cut by block."""
+        g = BlockedGenerator(seeds, m)
+        try:
+            tr = simulate(alg, losses, m * len(seeds), g, advice=scenario.advice,
+                          rounds=scenario.rounds, point_rounds=wanted, release_rounds=releases)
+        except Exception:
+            if g.failed is None:
+                raise
+        if g.failed is not None:
+            blockable[0] = False
+            return None
+        acts, seen = tr.actions, tr.observed()
+        out = []
+        for j in range(len(seeds)):
+            rows = slice(j * m, (j + 1) * m)
+            obs = None if seen is None else {k: v[rows] for k, v in seen.items()}
+            out.append(events.count(acts[rows], obs) if members is None else
+                       np.int64(_count_members(events, acts[rows], obs, members)))
+        return out
+
+    # Only a learner that says every draw is a row per run, made whatever
+    # the runs' data (``Entry.row_draws``, checked by tests/test_blocks.py
+    # for every registered one), runs its blocks in one call: one that
+    # draws only when some run needs it would draw for block j because of
+    # block k, and blocks would no longer be independent.  Cleared for good
+    # (in this process) by the first draw that cannot be cut by block.
+    blockable = [bool(alg.extra.get("row_draws"))]
+
     def task(runs, rng):
         if runs % m:
             raise ValueError(f"coupled blocks: {runs} runs is not a multiple of {m}")
@@ -102,9 +134,14 @@ def _blocks_task(scenario, events, m: int, members=None):
         ss = rng.bit_generator.seed_seq
         seeds = [np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (BLOCKS, j))
                  for j in range(runs // m)]
+        dtype = np.int32 if members is None else np.int64
+        if blockable[0] and len(seeds) > 1:
+            a = by_block(scenario.losses_a, seeds)
+            b = by_block(scenario.losses_b, seeds) if a is not None else None
+            if b is not None:
+                return np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
         a = [count(scenario.losses_a, m, s) for s in seeds]
         b = [count(scenario.losses_b, m, s) for s in seeds]
-        dtype = np.int32 if members is None else np.int64
         return np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
     return task
 
@@ -321,7 +358,8 @@ class CoupledEventTestEvidence(EventTestEvidence):
             max_detectable_epsilon=(max_coupled_epsilon(p.design) if p.coupled else
                                     max_detectable_epsilon(n_test, alpha / 2, claim.delta)),
             pair=sc.describe_pair(), rounds=sc.rounds,
-            notes=list(sc.notes) + [
+            notes=list(sc.notes) + self._values_note()
+            + self._float_note([self.events.labels[i] for i in self.chosen[1]]) + [
                 f"coupled runs: both sides of each block of {m} runs drew from one seed; "
                 f"the event, its direction and the bet were fixed on {pilot * m:,} pilot runs "
                 f"a side (streams [seed, pair, {STREAMS[0]}]), the test read {a.size:,} other "

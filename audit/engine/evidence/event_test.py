@@ -413,6 +413,13 @@ class EventTestEvidence(Evidence):
             blocks.append(np.hstack([x, f.value_block(a, obs, x.shape[0])]))
         self.witness = train(f, *blocks)
 
+    def _float_note(self, events) -> list:
+        """FLOAT_NOTE where one of ``events`` (labels) reads the grain of
+        the doubles the code outputs."""
+        grain = {label for f in _grain_families([self.events, *(self.values or ())])
+                 for label in f.labels}
+        return [FLOAT_NOTE] if any(e in grain for e in events) else []
+
     def _values_note(self) -> list:
         if not self.values:
             return []
@@ -465,9 +472,7 @@ class EventTestEvidence(Evidence):
         witness = None
         if self.witness is not None:
             witness = {**self.witness.describe(), "chosen": self.witness.owns(test.event)}
-        float_note = ([FLOAT_NOTE] if any(test.event in f.labels for f in
-                                          _grain_families([self.events, *(self.values or ())]))
-                      else [])
+        float_note = self._float_note([test.event])
         return EventTestResult(
             attack=sc.label.split(":")[0], label=sc.label, claim=claim,
             group_size=sc.group_size, test=test, trials=n_sel + n_hold, n_selection=n_sel,
