@@ -220,7 +220,8 @@ def test_the_held_out_blocks_count_only_the_chosen_parts():
 
 
 def test_runs_are_coupled_by_default_and_independent_on_request(tmp_path):
-    """No flag: coupled runs, and the reproduce command says nothing;
+    """No flag: coupled runs where they cost no more, and the reproduce
+    command says nothing;
     ``--runs independent``: the classic split, said in the command; a suite
     entry's ``runs`` and ``coupled`` keys that disagree, and ``--coupled``
     with ``--runs independent``, are refused in one line (exit 2)."""
@@ -233,6 +234,15 @@ def test_runs_are_coupled_by_default_and_independent_on_request(tmp_path):
                             confidence=0.9, seed=0, modes=["black-box"], coupled=False)
     assert type(apart.results[0]).__name__ == "EventTestResult"
     assert "--runs independent" in apart.command
+    # A learner whose draws depend on its runs' data would pay a call per
+    # block: independent by default, coupled when asked; code the audit
+    # cannot seed gains nothing from shared seeds.
+    from audit.engine.audit import runs_coupled
+    from audit.engine.scenarios import scenarios_for
+    (svt, *_), _ = scenarios_for(build("tbe-svt"), None, search=False, events=False)
+    assert not runs_coupled(svt, None, {}) and runs_coupled(svt, True, {})
+    (rnm, *_), _ = scenarios_for(build("report-noisy-max3"), None, search=False, events=False)
+    assert runs_coupled(rnm, None, {}) and not runs_coupled(rnm, None, {id(rnm.algorithm): "x"})
     assert _runs({"runs": "independent"}) is False and _runs({}) is None
     assert _runs({"coupled": True}) is True
     with pytest.raises(SuiteError, match="'runs' and 'coupled' disagree"):

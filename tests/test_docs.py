@@ -220,6 +220,53 @@ def test_readme_starts_with_the_two_commands():
         assert "SPEC" not in doc.read_text(), doc
 
 
+def _testers_table() -> list[dict]:
+    """The rows of docs/benchmarks.md's table of the testers' benchmark
+    (the one with a DP-Sniper column), each as {column: cell}."""
+    lines = (ROOT / "docs" / "benchmarks.md").read_text().splitlines()
+    head = next(i for i, line in enumerate(lines)
+                if line.startswith("| mechanism |") and "DP-Sniper (90%)" in line)
+    cols = [c.strip() for c in lines[head].strip("|").split("|")]
+    rows = []
+    for line in lines[head + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(cols, (c.strip() for c in line.strip("|").split("|")))))
+    return rows
+
+
+def _number(cell: str) -> float:
+    return float("inf") if cell == "∞" else float(cell)
+
+
+def test_readme_figures_are_those_of_docs_benchmarks():
+    """Every figure the README quotes from the testers' table in
+    docs/benchmarks.md is recounted here from that table: the exact
+    evidence at 0.99 of the true ε, the exact and the black-box figures
+    above DP-Sniper's, and the samples."""
+    rows = _testers_table()
+    bb = next(c for c in rows[0] if c.startswith("black-box ε_lb"))
+    known = [r for r in rows if r["true ε"] != "-"]          # ∞ is known
+    near = sum(_number(r["exact ε_lb"]) >= 0.99 * _number(r["true ε"]) for r in known)
+    rated = [r for r in rows if r["DP-Sniper (90%)"] != "-"]
+    exact_above = sum(_number(r["exact ε_lb"]) > _number(r["DP-Sniper (90%)"]) for r in rated)
+    bb_above = sum(_number(r[bb]) > _number(r["DP-Sniper (90%)"]) for r in rated)
+    samples = max(float(r["samples"].replace("·10", "e").translate(
+        str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789"))) for r in rows)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for phrase in (f"reaches 0.99 of the true ε on {near} of the {len(known)} mechanisms",
+                   f"published 90% figure on {exact_above} of {len(rated)}",
+                   f"figure on {bb_above} of {len(rated)} in the latest run",
+                   "at ≤ 2·10⁷ samples"):
+        assert phrase in readme, phrase
+    assert samples <= 2e7
+    # The page's own closing lines say the same.
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    assert (f"0.99 × the true ε (where known): {near} of {len(known)}" in page
+            and f"black-box {bb_above} of {len(rated)}, exact {exact_above} of {len(rated)}"
+            in page)
+
+
 def test_every_block_that_is_not_run_says_why():
     seen = 0
     for b in all_blocks():

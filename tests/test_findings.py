@@ -51,6 +51,7 @@ FINDINGS = ROOT / "docs" / "findings.md"
 PAPER_SECTIONS = ("Asi, Raman & Talwar", "Agarwal & Singh", "Asi, Raman & Saha",
                   "Ene, Nguyen & Vladu")
 VERDICTS = {"refuted": "violation", "confirmed": "violation", "consistent": "consistent",
+            "holds": "consistent",
             "proof gap, not demonstrated": "consistent", "not audited": None}
 CLOSED_FORMS = "python benchmarks/findings_closed_forms.py"
 
@@ -167,18 +168,20 @@ def _closed_form_rows():
     return {"Theorem 3.1 as printed": lambda: cf.thm31_no_ceiling()["log_ratio"] > 1.0}
 
 
-def _run(command: str, trials):
+def _run(command: str, trials, json_path=None):
     from audit.cli.main import main
     argv = shlex.split(command)[1:]          # drop "audit"
     if trials is not None:
         argv += ["--trials", str(trials)]
     argv += ["--jobs", "1", "--no-store", "--quiet"]
+    if json_path is not None:
+        argv += ["--json", str(json_path)]
     return main(argv)
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r["command"]],
                          ids=lambda r: f"{r['section'].split(',')[0]}:{r['theorem'][:40]}")
-def test_row(row, capsys):
+def test_row(row, capsys, tmp_path):
     expected = VERDICTS[row["verdict"]]
     command = row["command"]
     trials, _why = BUDGETS[command]
@@ -188,12 +191,21 @@ def test_row(row, capsys):
         assert len(checks) == 1, f"no closed-form check for row {row['theorem']!r}"
         assert checks[0]()
         return
-    code = _run(command, trials)
+    code = _run(command, trials, tmp_path / "r.json")
     out = capsys.readouterr().out
     verdict = re.search(r"VERDICT: (\w+)", out)
     assert verdict, out
     assert verdict.group(1).lower() == expected, (command, out)
     assert code == (1 if expected == "violation" else 0)
+    if row["verdict"] == "holds":
+        # Shown, not merely unrefuted: the proof's object's exact loss is the
+        # claim's ε, never above it.
+        import json
+        doc = json.loads((tmp_path / "r.json").read_text())
+        exact = [a for a in doc["attacks"] if a.get("kind") == "pld" and a.get("exact")]
+        assert exact, doc["attacks"]
+        assert all(a["pair_worst_case"]["epsilon"] <= doc["claim"]["epsilon"] * (1 + 1e-9)
+                   and not a["pair_worst_case"]["upper_bound"] for a in exact)
 
 
 # ------------------------------------------------ the closed forms against the code

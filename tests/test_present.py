@@ -213,6 +213,27 @@ def test_gallery_index_lists_learners_and_mechanisms_apart(tmp_path):
     assert n_mech >= 20          # the gallery covers them (build_gallery loops the registry)
 
 
+def test_the_kept_gallery_is_light_and_its_links_resolve():
+    """The repository keeps the gallery's index, each report's Markdown and
+    its figures — at most 20 MB in all (``audit gallery`` writes the HTML
+    and result.json on demand; .gitignore leaves them out) — and every link
+    of the index and every figure a report shows is there."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "reports"
+    kept = [p for p in root.rglob("*") if p.suffix in (".md", ".png")]
+    assert sum(p.stat().st_size for p in kept) <= 20e6
+    ignored = (root.parent / ".gitignore").read_text().split()
+    assert "reports/*/report.html" in ignored and "reports/*/result.json" in ignored
+    index = (root / "README.md").read_text()
+    links = re.findall(r"\]\(([\w.-]+/report\.md)\)", index)
+    assert len(links) >= 50 and all((root / link).exists() for link in links)
+    for link in links:
+        report = root / link
+        for fig in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", report.read_text()):
+            assert (report.parent / fig).exists(), (link, fig)
+
+
 # ------------------------------------------------------------------ store
 
 def test_a_stored_rerun_reads_back_results_and_counts_every_chunk(tmp_path):

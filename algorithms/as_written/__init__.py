@@ -234,6 +234,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if "epsilon" in b.names:
         if eps is None:
             d = b.default("epsilon")
+            if d is inspect.Parameter.empty and _attr(obj, "claim_epsilon") is not None:
+                # No default, but the code states the ε it claims: run it at that ε.
+                d = _attr(obj, "claim_epsilon")
             if d is inspect.Parameter.empty:
                 flags = names["set"].format(flag=names["epsilon"], value="E")
                 claim = names["claim_epsilon"]
@@ -321,6 +324,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
              "code_labels": labels, "per_run_calls": per_run,
              "input_note": _input_note(read_note, range_from),
              "environment": env.hook if env is not None else None}
+    if is_class and mechanism:
+        # A stream class reads one input a round and releases a value: its
+        # inputs are not query answers (audit.engine.words).
+        extra["inputs_word"] = "input"
     # Its outputs are read as doubles (attacks.floats) unless the code says
     # it is a model of a mechanism over the reals (``floating_point = False``).
     declared = _attr(obj, "floating_point", None)

@@ -60,8 +60,8 @@ def add_run_parser(sub):
                         "that share a seed, so the two sides' counts differ only where the "
                         "input moved the output, and each pair's pilot chooses the bet or two "
                         "Clopper-Pearson bounds) or independent (each side from its own "
-                        "seeds) (default: coupled, independent for code drawing entropy the "
-                        "audit cannot seed)")
+                        "seeds) (default: coupled wherever that costs no more: code run one "
+                        "call per run and learners whose draws run blocked)")
     p.add_argument("--coupled", action="store_true",
                    help="the same as --runs coupled (default: off)")
     p.add_argument("--report", metavar="DIR",

@@ -74,9 +74,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     ``patterns:one-above``): one pair rerun alone gets the whole error
     budget and all the runs.  ``coupled`` runs the black-box tests on
     coupled runs (True) or independent ones (False); None, the default:
-    coupled wherever the audit seeds the code (both sides of a block of
-    runs from one seed, the test of each pair chosen on its pilot), and
-    independent for code drawing from entropy the audit cannot seed.
+    coupled wherever they cost no more (``runs_coupled``; both sides of a
+    block of runs from one seed, the test of each pair chosen on its
+    pilot).
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -121,12 +121,10 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             raise ValueError(f"--mode {left_out[0]}: {alg.name} draws randomness the audit "
                              f"cannot seed, and the white-box modes need its draws; run the "
                              f"black-box mode instead")
-    # Shared seeds gain nothing where the code draws its own entropy.
-    use_coupled = not unseeded if coupled is None else bool(coupled)
     fingerprint = None
     if executor is not None and executor.store is not None and not unseeded:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness, pairs, use_coupled)
+                                        witness, pairs, coupled)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     if unseeded:
         ex = in_process()
@@ -166,9 +164,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    black_kind = CoupledEventTestEvidence if use_coupled else KINDS["black-box"]
-    evidence = [black_kind(sc, i, claim_of(sc, claim, overridden), learned=witness,
-                           hints=hints.get(id(sc.algorithm), ()))
+    evidence = [(CoupledEventTestEvidence if runs_coupled(sc, coupled, unseeded)
+                 else KINDS["black-box"])(sc, i, claim_of(sc, claim, overridden),
+                                          learned=witness, hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
     evidence += [KINDS[m](sc, i, claim_of(sc, claim, overridden))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
@@ -196,6 +194,22 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command))
+
+
+def runs_coupled(scenario, coupled: Optional[bool], unseeded: dict) -> bool:
+    """Whether a pair's black-box test runs on coupled runs: as asked
+    (``coupled`` True or False), else wherever they cost no more than
+    independent ones and the audit seeds the code — code run one call per
+    run (a block is as many calls as its runs), and a vectorised learner
+    whose draws run blocked (``row_draws``: a chunk's blocks in one call).
+    A vectorised learner whose draws depend on its runs' data would pay a
+    call per block (tbe-svt: four times the time) and runs independent by
+    default; code drawing its own entropy gains nothing from shared seeds."""
+    if coupled is not None:
+        return coupled
+    extra = scenario.algorithm.extra if isinstance(scenario.algorithm.extra, dict) else {}
+    cheap = bool(extra.get("row_draws") or extra.get("per_run_calls"))
+    return cheap and id(scenario.algorithm) not in unseeded
 
 
 # How far a declared model's exact figure may lie above the trace's on the

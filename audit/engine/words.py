@@ -81,6 +81,14 @@ def code_legend(alg: Algorithm) -> Optional[str]:
     return None
 
 
+def _unit(alg: Algorithm) -> str:
+    """What a mechanism's inputs are called: query answers (the testers'
+    mechanisms, functions of an array of answers), or the inputs of a
+    stream class, one a round."""
+    extra = alg.extra if isinstance(alg.extra, dict) else {}
+    return extra.get("inputs_word") or "answer"
+
+
 def _plural(n: int, one: str, many: Optional[str] = None) -> str:
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
@@ -96,14 +104,19 @@ def setting(alg: Algorithm) -> str:
     in [−10, 10]`` for a mechanism."""
     T, K = int(alg.horizon), int(alg.n_arms)
     if is_mechanism(alg):
+        unit = _unit(alg)
         if T == 1:
-            what = _plural(K, "answer")
+            what = _plural(K, unit)
         elif K == 1:
-            what = _plural(T, "answer") + " (one a round)"
+            what = _plural(T, unit) + " (one a round)"
         else:
-            what = f"{_plural(T, 'round')} of {_plural(K, 'answer')}"
-        note = (alg.extra or {}).get("input_note") if isinstance(alg.extra, dict) else None
-        return f"a mechanism over {what}, each in {_range(alg)}" + (f" ({note})" if note else "")
+            what = f"{_plural(T, 'round')} of {_plural(K, unit)}"
+        extra = alg.extra if isinstance(alg.extra, dict) else {}
+        note = extra.get("input_note")
+        kind = "a stream mechanism" if unit == "input" else "a mechanism"
+        releases = ", releasing a value each round" if unit == "input" and T > 1 else ""
+        return (f"{kind} over {what}, each in {_range(alg)}{releases}"
+                + (f" ({note})" if note else ""))
     parts = [f"T = {T:,} rounds"]
     full = alg.learner.feedback == "full"
     parts.append(f"points in {K} dimensions" if plays_points(alg)
@@ -120,11 +133,13 @@ def setting(alg: Algorithm) -> str:
 def relation_text(alg: Algorithm, claim) -> str:
     """The neighbouring relation with its Δ, and what it means here."""
     words = claim.relation_words
-    what = "answer" if is_mechanism(alg) else "loss"
+    what = _unit(alg) if is_mechanism(alg) else "loss"
     if claim.relation == "bounded-all":
         delta = f" by at most Δ = {claim.max_change:g}" if claim.max_change is not None else ""
         return f"{words} (every {what} may change{delta})"
     delta = f", each by at most Δ = {claim.max_change:g}" if claim.max_change is not None else ""
+    if is_mechanism(alg) and what == "input":
+        return f"{words} (one round's input changes{delta})"
     if is_mechanism(alg):
         return f"{words} (one round's answers change{delta})"
     return f"{words} (one round's losses change{delta})"

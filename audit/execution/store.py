@@ -508,7 +508,7 @@ def code_digest(alg) -> str:
 
 
 def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
-                      witness=None, pairs=None, coupled=False) -> str:
+                      witness=None, pairs=None, coupled=None) -> str:
     """sha256 of everything that determines an audit's counts: the algorithm
     (name, parameters, T, K, N, the code it runs), the claim it is judged
     against, the attacks (and the pairs kept of them), the budget (trials,
@@ -534,6 +534,8 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
         spec["witness"] = bool(witness)
     if coupled:               # absent for independent runs (as before)
         spec["coupled"] = True
+    elif coupled is None:     # the default: coupled where they cost no more
+        spec["runs"] = "coupled where cheap"
     if pairs:                 # absent for every pair (as before)
         spec["pairs"] = sorted(set(pairs))
     loss_range = tuple(float(v) for v in getattr(alg, "loss_range", (0.0, 1.0)))

@@ -138,7 +138,7 @@ def _table(rows: list, mechanisms: bool) -> list[str]:
             if mechanisms else _intermediate_cell(d)
         lines.append(f"| `{name}` | {_md(r['summary'])} | {_md(_claim_cell(d['claim']))} | "
                      f"{fmt(d['epsilon_lower_bound'])} | {verdict} | {last} | "
-                     f"[report.md]({name}/report.md) · [report.html]({name}/report.html) |")
+                     f"[report.md]({name}/report.md) |")
     return lines
 
 
@@ -183,8 +183,11 @@ def _write_index(out_dir: str, rows: list, trials: int, seed: int, total: float,
             *_table(mechanisms, mechanisms=True), ""]
     lines += [
         f"Generated {today} by `audit` {__version__} with {fmt(trials)} runs per side, 95% "
-        f"confidence, seed {seed} ({total:.0f} s in total). Each folder also holds `result.json` "
-        f"(re-render with `audit report <name>/result.json --out DIR`) and the figures as PNG files.",
+        f"confidence, seed {seed} ({total:.0f} s in total). Each folder holds `report.md` and "
+        f"its figures (PNG); the command below also writes `report.html` (the same report with "
+        f"the figures embedded, one file to open in a browser) and `result.json` (re-render "
+        f"with `audit report <name>/result.json --out DIR`), which the repository does not "
+        f"keep.",
         "",
         "Regenerate all of them with:",
         "",

@@ -200,8 +200,8 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     algorithm from its name, so they do not go with an ``Algorithm`` object.
     ``attacks`` and ``modes`` take one name or a list.  ``coupled=False``
     runs the black-box tests on independent runs, as ``audit run --runs
-    independent``; None, the default, on coupled runs wherever the audit
-    seeds the code (``True`` insists on them).
+    independent``; None, the default, on coupled runs wherever they cost
+    no more (``True`` insists on them).
     A user factory is built as ``audit run`` builds it (ε = ``epsilon``,
     else ``claim_epsilon``, else its default).
 
