@@ -382,13 +382,20 @@ def in_process() -> Executor:
 
 def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.95,
                     seed: int = 0, jobs: int = 1, executor: Optional[Executor] = None,
-                    progress=None) -> list:
+                    progress=None, coupled: Optional[bool] = False,
+                    witness: Optional[bool] = None) -> list:
     """Black-box evidence on hand-built scenarios, each judged against
     ``claim`` scaled for its group: the results, with all bounds holding
     together with probability ≥ ``confidence``.  Streams are those of
-    ``audit_algorithm`` with the same scenarios in the same order."""
+    ``audit_algorithm`` with the same scenarios in the same order.
+    ``coupled``: independent runs (False, the default here), coupled
+    (True), or as ``audit_algorithm`` chooses by default (None);
+    ``witness`` as ``audit_algorithm``'s."""
     check_scenarios(scenarios, claim)
-    ex = in_process() if check_randomness(scenarios) else executor or Executor(jobs=jobs)
-    evidence = [KINDS["black-box"](sc, i, claim.scaled_for_group(sc.group_size))
+    unseeded = check_randomness(scenarios)
+    ex = in_process() if unseeded else executor or Executor(jobs=jobs)
+    evidence = [(CoupledEventTestEvidence if runs_coupled(sc, coupled, unseeded)
+                 else KINDS["black-box"])(sc, i, claim.scaled_for_group(sc.group_size),
+                                          learned=witness)
                 for i, sc in enumerate(scenarios)]
     return collect(evidence, trials, confidence, Sampler(seed, ex, progress))
