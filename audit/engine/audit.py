@@ -164,9 +164,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    evidence = [(CoupledEventTestEvidence if runs_coupled(sc, coupled, unseeded)
-                 else KINDS["black-box"])(sc, i, claim_of(sc, claim, overridden),
-                                          learned=witness, hints=hints.get(id(sc.algorithm), ()))
+    evidence = [black_box_kind(sc, coupled, unseeded)(
+                    sc, i, claim_of(sc, claim, overridden), learned=witness,
+                    hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
     evidence += [KINDS[m](sc, i, claim_of(sc, claim, overridden))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
@@ -210,6 +210,12 @@ def runs_coupled(scenario, coupled: Optional[bool], unseeded: dict) -> bool:
     extra = scenario.algorithm.extra if isinstance(scenario.algorithm.extra, dict) else {}
     cheap = bool(extra.get("row_draws") or extra.get("per_run_calls"))
     return cheap and id(scenario.algorithm) not in unseeded
+
+
+def black_box_kind(scenario, coupled: Optional[bool], unseeded: dict):
+    """The evidence class of a pair's black-box test (``runs_coupled``)."""
+    return (CoupledEventTestEvidence if runs_coupled(scenario, coupled, unseeded)
+            else KINDS["black-box"])
 
 
 # How far a declared model's exact figure may lie above the trace's on the
@@ -394,8 +400,7 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     check_scenarios(scenarios, claim)
     unseeded = check_randomness(scenarios)
     ex = in_process() if unseeded else executor or Executor(jobs=jobs)
-    evidence = [(CoupledEventTestEvidence if runs_coupled(sc, coupled, unseeded)
-                 else KINDS["black-box"])(sc, i, claim.scaled_for_group(sc.group_size),
-                                          learned=witness)
+    evidence = [black_box_kind(sc, coupled, unseeded)(
+                    sc, i, claim.scaled_for_group(sc.group_size), learned=witness)
                 for i, sc in enumerate(scenarios)]
     return collect(evidence, trials, confidence, Sampler(seed, ex, progress))

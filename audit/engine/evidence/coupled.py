@@ -89,12 +89,15 @@ def _blocks_task(scenario, events, m: int, members=None):
     releases = release_rounds_of(events)
     alg = scenario.algorithm
 
+    def tally(actions, observed):
+        if members is None:
+            return events.count(actions, observed)
+        return np.int64(_count_members(events, actions, observed, members))
+
     def count(losses, size, seed):
         tr = simulate(alg, losses, size, np.random.default_rng(seed), advice=scenario.advice,
                       rounds=scenario.rounds, point_rounds=wanted, release_rounds=releases)
-        if members is None:
-            return events.count(tr.actions, tr.observed())
-        return np.int64(_count_members(events, tr.actions, tr.observed(), members))
+        return tally(tr.actions, tr.observed())
 
     def by_block(losses, seeds):
         """Every block's counts from one call on all of them (``BlockedGenerator``),
@@ -114,8 +117,7 @@ def _blocks_task(scenario, events, m: int, members=None):
         for j in range(len(seeds)):
             rows = slice(j * m, (j + 1) * m)
             obs = None if seen is None else {k: v[rows] for k, v in seen.items()}
-            out.append(events.count(acts[rows], obs) if members is None else
-                       np.int64(_count_members(events, acts[rows], obs, members)))
+            out.append(tally(acts[rows], obs))
         return out
 
     # Only a learner that says every draw is a row per run, made whatever
