@@ -51,6 +51,8 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from .backend import xp_of
+
 State = dict
 Rng = np.random.Generator
 
@@ -547,13 +549,14 @@ def sample_categorical(p: np.ndarray, u: np.ndarray) -> np.ndarray:
     cumulative probabilities strictly below ``u``.  ``p`` is ``(runs, K)`` or
     ``(K,)``.  The per-run reference implementations use the same rule, so the
     vectorised code and the references consume one random stream identically."""
-    p = np.asarray(p)
+    xp = xp_of(p)
+    p = xp.asarray(p)
     if p.ndim == 1:
-        c = np.cumsum(p[:-1])
-        return np.minimum(np.searchsorted(c, u, side="right"), p.shape[0] - 1)
+        c = xp.cumsum(p[:-1])
+        return xp.minimum(xp.searchsorted(c, u, side="right"), p.shape[0] - 1)
     if p.shape[1] == 2:
         return (u >= p[:, 0]).astype(np.int64)
-    c = np.cumsum(p[:, :-1], axis=1)
+    c = xp.cumsum(p[:, :-1], axis=1)
     return (u[:, None] >= c).sum(axis=1)
 
 
@@ -569,5 +572,5 @@ def sample_one(p: np.ndarray, u: float) -> int:
 
 def softmax_rows(logw: np.ndarray) -> np.ndarray:
     z = logw - logw.max(axis=-1, keepdims=True)
-    w = np.exp(z)
+    w = xp_of(z).exp(z)
     return w / w.sum(axis=-1, keepdims=True)

@@ -1,7 +1,7 @@
 """A registry entry: a factory and the defaults ``audit list`` shows."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from .core import Algorithm
@@ -27,3 +27,14 @@ class Entry:
     # entry that says so).  False where a draw is made only when some run
     # needs it (``if decide.any(): rng.laplace(...)``).
     row_draws: bool = True
+    # The array backends its learner runs on (``algorithms.backend``):
+    # numpy, and jax where it is written against an array namespace.
+    backends: tuple = ("numpy",)
+
+
+BOTH = ("numpy", "jax")
+
+
+def on_both(entries) -> list:
+    """``entries`` marked as running on numpy and on JAX."""
+    return [replace(e, backends=BOTH) for e in entries]

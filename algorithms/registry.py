@@ -10,13 +10,15 @@ from typing import Optional
 from .agarwal_singh import ENTRIES as AGARWAL_SINGH
 from .core import Algorithm
 from .dp_testers import ENTRIES as DP_TESTERS
-from .entry import Entry
+from .entry import Entry, on_both
 from .private_bandits import catalog as arat
 from .private_bandits import mutants
 from .projection_free import ENTRIES as PROJECTION_FREE
 from .tracking_experts import ENTRIES as TRACKING_EXPERTS
 
-REGISTRY: dict[str, Entry] = {e.name: e for e in [
+# The learners of Asi, Raman & Talwar and the testers' mechanisms are
+# written against an array namespace and run on JAX too (--backend jax).
+REGISTRY: dict[str, Entry] = {e.name: e for e in [*on_both([
     Entry("exp3", arat.make_exp3, "EXP3 with mixing (Alg 3); no proof, App. G.1 counterexample",
           horizon=100_000, epsilon=None),
     Entry("private-exp3", arat.make_private_exp3, "Alg 1 around EXP3 (Cor E.1)"),
@@ -38,8 +40,8 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in [
     Entry("mutant-ldp-after", mutants.make_mutant_ldp_after,
           "BROKEN Alg 6: noise after importance weighting (true eps = eps*K/gamma)", experts=4),
     Entry("mutant-exp4-noise", mutants.make_mutant_exp4_noise,
-          "BROKEN Alg 2: noise scale missing K/gamma", experts=4, delta=1e-6),
-    *AGARWAL_SINGH, *TRACKING_EXPERTS, *PROJECTION_FREE, *DP_TESTERS,
+          "BROKEN Alg 2: noise scale missing K/gamma", experts=4, delta=1e-6)]),
+    *AGARWAL_SINGH, *TRACKING_EXPERTS, *PROJECTION_FREE, *on_both(DP_TESTERS),
 ]}
 
 
@@ -199,6 +201,7 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
         _blame_word_param(exc, params, names)
         raise
     alg.extra.setdefault("row_draws", entry.row_draws)
+    alg.extra.setdefault("backends", entry.backends)
     return alg
 
 

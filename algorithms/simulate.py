@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from algorithms.backend import DeviceGenerator, backend_of, to_numpy
 from algorithms.core import Algorithm
 from algorithms.errors import UserCodeError
 from algorithms.validate import check_advice, check_losses
@@ -100,6 +101,20 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     dtype = np.int16 if learner.n_arms < 2 ** 15 else np.int64
     out = np.empty((T, runs), dtype=dtype)
     total = np.zeros(runs)
+    # On another backend (algorithms.backend) the learner's arrays live
+    # there: its generator draws there, the played arms' losses are read
+    # there, and the actions come back to numpy once, at the end (a copy
+    # per round would wait on the device every round).
+    device = backend_of(alg) != "numpy"
+    played_losses, acts = losses, None
+    if device:
+        if record_transcript:
+            raise ValueError(f"{alg.name}: the transcript is recorded on the numpy backend only")
+        rng = DeviceGenerator.from_numpy(rng)
+        played_losses, acts = rng.xp.asarray(losses), []
+        total = rng.xp.zeros(runs)
+        if advice is not None:
+            advice = rng.xp.asarray(advice)
     model = learner.transcript if record_transcript else None
     if record_transcript and model is None:
         raise ValueError(f"{alg.name} does not describe its releases (no transcript model)")
@@ -127,9 +142,12 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
             state, a = res
             if a.dtype.kind == "b":  # bool arm indices (K = 2) index arms, not runs
                 a = a.astype(np.intp)
-            out[t] = a
+            if acts is None:
+                out[t] = a
+            else:
+                acts.append(a)
             # A stream mechanism's codes are answers, not arms: nothing incurred.
-            obs = 0.0 if first else losses[t][a]
+            obs = 0.0 if first else played_losses[t][a]
             if t in point_rounds:
                 fn = "point"
                 x = learner.point(state)
@@ -169,6 +187,10 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
     except Exception as exc:  # noqa: BLE001 - see above: the learner's error
         raise _user_error(fn, None if fn == "init" else t + 1, exc, runs,
                           learner.n_arms) from exc
+    if acts is not None:
+        out[:len(acts)] = to_numpy(rng.xp.stack([rng.xp.asarray(a) for a in acts])) if acts \
+            else out[:0]
+        total = to_numpy(total).astype(float)
     if model is None:
         return Trace(out.T, total, points=points or None, released=watched or None)
     rel = np.stack(releases, axis=1) if releases else np.zeros((runs, 0))

@@ -53,6 +53,9 @@ class Canary(Attack):
             audited = dataclasses.replace(audited, loss_range=alg.loss_range)
         # The conversion's draws, and the canary draws none (tests/test_blocks.py).
         audited.extra.setdefault("row_draws", alg.extra.get("row_draws", False))
+        # The canary is written against an array namespace too: the
+        # conversion's backends are the audited one's.
+        audited.extra.setdefault("backends", alg.extra.get("backends", ("numpy",)))
         return audited, tau, c
 
     def white_box_runs(self, alg: Algorithm) -> list[tuple[Algorithm, bool]]:

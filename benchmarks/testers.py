@@ -173,7 +173,7 @@ def black_box_at(alg, args, trials: int, seed: int, pairs=None, coupled=False) -
     t0 = time.perf_counter()
     r = audit_algorithm(alg, trials=trials, confidence=CONFIDENCE, seed=seed,
                         jobs=args.jobs, modes=["black-box"], progress=clock, pairs=pairs,
-                        coupled=coupled)
+                        coupled=coupled, backend=getattr(args, "backend", "numpy"))
     seconds = time.perf_counter() - t0
     bb = [x for x in r.results if x.kind == "black-box"]
     samples = sum(2 * x.trials for x in bb)
@@ -365,7 +365,15 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", default="", help="comma-separated mechanism names")
+    ap.add_argument("--backend", choices=("numpy", "jax"), default="numpy",
+                    help="where the black-box audits run (audit run --backend; with jax, "
+                         "give --trials, --seconds and --max-samples to match the device) "
+                         "(default %(default)s)")
     args = ap.parse_args(argv)
+    if args.backend != "numpy":
+        from algorithms.backend import check_backend, device_name
+        check_backend(args.backend)
+        print(f"black-box audits on {args.backend} ({device_name()})")
     names = [n for n in args.only.split(",") if n] or ORDER
     unknown = [n for n in names if n not in ORDER]
     if unknown:
@@ -395,7 +403,8 @@ def main(argv=None) -> int:
         cal = bb.cal
         focused.append(f"{name}: black-box ε_lb {fmt(bb.final.epsilon)} on {bb.pair}; reproduce: "
                        f"audit run {name} --pair {bb.pair} --mode black-box"
-                       f"{' --coupled' if args.runs == 'coupled' else ''} --trials "
+                       f"{' --coupled' if args.runs == 'coupled' else ''}"
+                       f"{'' if args.backend == 'numpy' else ' --backend ' + args.backend} --trials "
                        f"{bb.final.trials} --confidence {CONFIDENCE:g} --seed {bb.seed}")
         ex, where, result, stat, ex_s = exact(alg, args)
         total = bb.seconds + ex_s

@@ -11,6 +11,13 @@ loop (the code's own cost), through the tool's class adapter, and a
 vectorised port of the same learner, all on one core.
 
     python benchmarks/throughput.py --as-written [--runs 20000] [--horizon 100]
+
+``--backend jax`` measures the learners written for both backends through
+the tool's simulation on JAX (whatever device JAX finds), chunks of
+``--chunk`` runs, beside numpy on one core of the same machine:
+
+    python benchmarks/throughput.py --backend jax [--only exp3 private-exp3] \
+        [--runs 10000000] [--chunk 1000000] [--horizon 1000]
 """
 from __future__ import annotations
 
@@ -41,6 +48,35 @@ def measure(alg, runs, jobs):
     start = time.perf_counter()
     run_chunks(task, runs, seed=0, jobs=jobs)
     return runs * T / (time.perf_counter() - start)
+
+
+def on_device(names, runs, horizon, chunk) -> None:
+    """Run-rounds per second on JAX (chunks of ``chunk`` runs, the first
+    compiled beforehand) and on numpy (one core, chunks of 10⁴)."""
+    from algorithms.backend import check_backend, device_name, on_backend
+    check_backend("jax")
+    print(f"JAX on {device_name()}; numpy on one core of this machine (T = {horizon})")
+    print(f"{'algorithm':22s} {'numpy':>14s} {'jax':>14s} {'ratio':>8s}   (run-rounds/s)")
+    for name in names:
+        alg = build(name, horizon=horizon)
+        dev = on_backend(alg, "jax")
+        T, K = alg.horizon, alg.n_arms
+        losses = np.ones((T, K))
+        advice = default_advice(T, alg.n_experts, K) if alg.n_experts else None
+
+        def task(a):
+            def run(n, rng):
+                return float(simulate(a, losses, n, rng, advice=advice).total_loss.sum())
+            return run
+        run_chunks(task(dev), min(chunk, runs), seed=1, jobs=1, chunk=chunk)   # compile
+        start = time.perf_counter()
+        run_chunks(task(dev), runs, seed=0, jobs=1, chunk=chunk)
+        jx = runs * T / (time.perf_counter() - start)
+        n_np = min(runs, 100_000)
+        start = time.perf_counter()
+        run_chunks(task(alg), n_np, seed=0, jobs=1)
+        nump = n_np * T / (time.perf_counter() - start)
+        print(f"{name:22s} {nump:14,.0f} {jx:14,.0f} {jx / nump:7.1f}x")
 
 
 def c_reference(runs, horizon):
@@ -107,7 +143,14 @@ def main():
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--as-written", action="store_true",
                     help="measure the ε-greedy class audited as written instead")
+    ap.add_argument("--backend", choices=("numpy", "jax"), default="numpy",
+                    help="jax: the tool's simulation on JAX beside numpy on one core")
+    ap.add_argument("--chunk", type=int, default=1_000_000,
+                    help="runs a call on JAX (default %(default)s)")
     args = ap.parse_args()
+    if args.backend == "jax":
+        on_device(args.only or ["exp3", "private-exp3"], args.runs, args.horizon, args.chunk)
+        return
     if args.as_written:
         as_written(min(args.runs, 20_000), min(args.horizon, 100))
         return

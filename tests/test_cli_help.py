@@ -83,7 +83,7 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     rows = _rows(capsys.readouterr().out, "algorithm")
     header = rows[0]
     starts = [m.start() for m in re.finditer(r"(?<=  )\S", header)][1:]
-    assert len(starts) == 6
+    assert len(starts) == 7
     for row in rows[1:]:
         for s in starts:
             assert row[s - 2:s] == "  " and row[s] != " ", (row, s)
@@ -93,6 +93,7 @@ def test_list_columns_stay_aligned_for_long_names(monkeypatch, capsys):
     assert cols("exp3")[2:5] == ["one-round", "g1, search", "per-round, search, pld"]
     assert cols("private-exp3")[3:5] == ["canary, first-round, batch-edge, search", "pld"]
     assert cols("tbe-lazy")[4] == "-"
+    assert cols("private-exp3")[5] == "numpy, jax" and cols("tbe-lazy")[5] == "numpy"
     # Sparse vectors (alone or two in parallel) and report-noisy-max declare
     # their model: integral applies, whatever their scope; their code's
     # Laplace or exponential draws are traced too (replay).

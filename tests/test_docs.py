@@ -87,7 +87,7 @@ GALLERY = ("from audit.report.gallery import build_gallery; "
            "build_gallery({out!r}, trials=1000, jobs=1, names=['laplace'])")
 QUICK_START = ("python3 -m venv .venv && . .venv/bin/activate && pip install . && "
                "audit run private-exp3 --epsilon 0.5 --report report")
-TEST_COMMAND = ("python3 -m venv .venv && . .venv/bin/activate && pip install -q '.[test,dask]' "
+TEST_COMMAND = ("python3 -m venv .venv && . .venv/bin/activate && pip install -q '.[test,dask,jax]' "
                 "&& python -m pytest -q")
 
 

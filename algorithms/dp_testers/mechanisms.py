@@ -14,18 +14,21 @@ references in ``tests/reference_dp_testers.py`` follow draw for draw:
   (full RAPPOR) uniforms (runs, m) for the instantaneous one;
 * counters: one Laplace value (runs,) per round.
 
-May import: numpy and ``algorithms.core``.
+May import: numpy, ``algorithms.core`` and ``algorithms.backend``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..backend import as_device, xp_of
 from ..core import Finite, Laplace, Learner, TranscriptModel
 
 BELOW, ABOVE, ABORTED = 0, 1, 2
 
 
 def _zeros(state):
+    # The code of a mechanism that releases only numbers (numpy on any
+    # backend: the simulation gathers the codes there).
     return np.zeros(state["n"], dtype=np.int64)
 
 
@@ -37,7 +40,8 @@ def noisy_release(width: int, scale: float, copies: int = 1, prefix: bool = Fals
     d = width * copies
 
     def init(runs, rng):
-        return {"n": runs, "y": np.zeros((runs, d)), "sum": np.zeros((runs, d))}
+        xp = xp_of(rng)
+        return {"n": runs, "y": xp.zeros((runs, d)), "sum": xp.zeros((runs, d))}
 
     def feed(state, actions, row, rng):
         y = np.repeat(np.asarray(row, dtype=float), copies)[None, :] + rng.laplace(
@@ -92,12 +96,14 @@ def truncated_geometric(n: int, k: int) -> Learner:
     d = int(cdfs[0, -1])
 
     def init(runs, rng):
-        return {"n": runs, "z": np.zeros(runs, dtype=np.int64)}
+        return {"n": runs, "z": xp_of(rng).zeros(runs, dtype=np.int64)}
 
     def feed(state, actions, row, rng):
         c = int(row[0])
         u = rng.integers(1, d + 1, size=state["n"])
-        return {**state, "z": np.searchsorted(cdfs[c], u, side="left").astype(np.int64)}
+        xp = xp_of(rng)
+        return {**state, "z": xp.searchsorted(as_device(xp, cdfs[c]), u,
+                                              side="left").astype(np.int64)}
 
     def act(state, advice, rng):
         return state, state["z"]
@@ -117,7 +123,7 @@ def noisy_max(width: int, scale: float, noise: str, report: str) -> Learner:
     of the answers plus i.i.d. Laplace or exponential noise of ``scale``."""
 
     def init(runs, rng):
-        return {"n": runs, "v": np.zeros((runs, width))}
+        return {"n": runs, "v": xp_of(rng).zeros((runs, width))}
 
     def feed(state, actions, row, rng):
         shape = (state["n"], width)
@@ -140,25 +146,27 @@ def sparse_vector(threshold: float, rho_scale: float, nu_scale: float, cutoff=No
     "fresh" q_i + Lap(``numeric_scale``)."""
 
     def init(runs, rng):
+        xp = xp_of(rng)
         return {"n": runs, "rho": rng.laplace(0.0, rho_scale, runs),
-                "count": np.zeros(runs, dtype=np.int64), "aborted": np.zeros(runs, bool),
-                "code": np.zeros(runs, dtype=np.int64), "value": np.zeros((runs, 1))}
+                "count": xp.zeros(runs, dtype=np.int64), "aborted": xp.zeros(runs, bool),
+                "code": xp.zeros(runs, dtype=np.int64), "value": xp.zeros((runs, 1))}
 
     def feed(state, actions, row, rng):
+        xp = xp_of(rng)
         n = state["n"]
         q = float(row[0])
-        noisy = q + (rng.laplace(0.0, nu_scale, n) if nu_scale > 0 else np.zeros(n))
+        noisy = q + (rng.laplace(0.0, nu_scale, n) if nu_scale > 0 else xp.zeros(n))
         fresh = q + rng.laplace(0.0, numeric_scale, n) if numeric == "fresh" else None
         above = (noisy >= threshold + state["rho"]) & ~state["aborted"]
-        code = np.where(state["aborted"], ABORTED, np.where(above, ABOVE, BELOW))
+        code = xp.where(state["aborted"], ABORTED, xp.where(above, ABOVE, BELOW))
         rho = state["rho"]
         if resample:
-            rho = np.where(above, rng.laplace(0.0, rho_scale, n), rho)
+            rho = xp.where(above, rng.laplace(0.0, rho_scale, n), rho)
         count = state["count"] + above
         aborted = state["aborted"] | ((count >= cutoff) if cutoff is not None else False)
-        value = np.zeros((n, 1))
+        value = xp.zeros((n, 1))
         if numeric is not None:
-            value[:, 0] = np.where(above, noisy if numeric == "same" else fresh, 0.0)
+            value = xp.where(above, noisy if numeric == "same" else fresh, 0.0)[:, None]
         return {**state, "rho": rho, "count": count, "aborted": aborted, "code": code,
                 "value": value}
 
@@ -256,15 +264,16 @@ def rappor(hashes: int, size: int, f: float, p=None, q=None) -> Learner:
         return cache[v]
 
     def init(runs, rng):
-        return {"n": runs, "s": np.zeros((runs, size))}
+        return {"n": runs, "s": xp_of(rng).zeros((runs, size))}
 
     def feed(state, actions, row, rng):
-        b = bits(int(row[0]))[None, :]
+        xp = xp_of(rng)
+        b = as_device(xp, bits(int(row[0])))[None, :]
         u = rng.random((state["n"], size))
-        perm = np.where(u < f / 2, 1.0, np.where(u < f, 0.0, b))
+        perm = xp.where(u < f / 2, 1.0, xp.where(u < f, 0.0, b))
         if p is not None:
             v = rng.random((state["n"], size))
-            perm = np.where(v < np.where(perm == 1.0, q, p), 1.0, 0.0)
+            perm = xp.where(v < xp.where(perm == 1.0, q, p), 1.0, 0.0)
         return {**state, "s": perm}
 
     def means(actions, losses, aux=None, advice=None):
@@ -286,8 +295,9 @@ def binary_counter(scale: float) -> Learner:
     noisy p-sum of each level j set in t's binary expansion."""
 
     def init(runs, rng):
-        return {"n": runs, "t": 0, "exact": [0.0], "nodes": {}, "y": np.zeros((runs, 1)),
-                "count": np.zeros((runs, 1))}
+        xp = xp_of(rng)
+        return {"n": runs, "t": 0, "exact": [0.0], "nodes": {}, "y": xp.zeros((runs, 1)),
+                "count": xp.zeros((runs, 1))}
 
     def feed(state, actions, row, rng):
         t = state["t"] + 1
@@ -299,7 +309,7 @@ def binary_counter(scale: float) -> Learner:
         nodes[j] = y
         count = sum(nodes[lvl] for lvl in nodes if (t >> lvl) & 1)
         return {**state, "t": t, "exact": exact, "nodes": nodes, "y": y[:, None],
-                "count": np.asarray(count, dtype=float)[:, None]}
+                "count": xp_of(rng).asarray(count, dtype=float)[:, None]}
 
     def means(actions, losses, aux=None, advice=None):
         x = np.asarray(losses, dtype=float)[:actions.shape[1], 0]
@@ -321,8 +331,9 @@ def smart_sum(scale: float, block: int) -> Learner:
     the output.  Each value enters at most two releases."""
 
     def init(runs, rng):
-        return {"n": runs, "i": 0, "total": np.zeros(runs), "next": np.zeros(runs),
-                "block": 0.0, "y": np.zeros((runs, 1))}
+        xp = xp_of(rng)
+        return {"n": runs, "i": 0, "total": xp.zeros(runs), "next": xp.zeros(runs),
+                "block": 0.0, "y": xp.zeros((runs, 1))}
 
     def feed(state, actions, row, rng):
         i, x = state["i"], float(row[0])

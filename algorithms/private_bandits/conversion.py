@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import one_hot, xp_of
 from ..core import Learner, TranscriptModel, sample_categorical
 
 
@@ -36,9 +37,10 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
     last_batch_start = (horizon // tau - 1) * tau  # start of the last complete batch
 
     def init(runs, rng):
+        xp = xp_of(rng)
         return {"base": base.init(runs, rng), "t": 0,
-                "action": np.zeros(runs, dtype=np.int64), "acc": np.zeros(runs),
-                "noisy": np.full(runs, np.nan)}
+                "action": xp.zeros(runs, dtype=np.int64), "acc": xp.zeros(runs),
+                "noisy": xp.full(runs, np.nan)}
 
     def act(state, advice, rng):
         t = state["t"]
@@ -51,17 +53,18 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
         state = dict(state)
         t = state["t"] + 1
         state["t"] = t
+        xp = xp_of(state["acc"])
         if t > last_batch_start + tau:  # leftover round: never fed back
-            state["noisy"] = np.full(actions.shape[0], np.nan)
+            state["noisy"] = xp.full(actions.shape[0], np.nan)
             return state
         acc = state["acc"] + losses
         if t % tau == 0:  # line 9: the batch ends
             noisy = acc / divisor + rng.laplace(0.0, scale, acc.shape[0])
             state["base"] = base.feed(state["base"], state["action"], noisy, rng)
             state["noisy"] = noisy
-            acc = losses.copy() if overlap else np.zeros_like(acc)
+            acc = losses.copy() if overlap else xp.zeros_like(acc)
         else:
-            state["noisy"] = np.full(acc.shape[0], np.nan)
+            state["noisy"] = xp.full(acc.shape[0], np.nan)
         state["acc"] = acc
         return state
 
@@ -69,10 +72,7 @@ def private_batched(base: Learner, tau: int, epsilon: float, horizon: int,
         t = state["t"]
         if t % tau == 0 and t <= last_batch_start:
             return base.probs(state["base"], None)
-        runs = state["action"].shape[0]
-        out = np.zeros((runs, base.n_arms))
-        out[np.arange(runs), state["action"]] = 1.0
-        return out
+        return one_hot(xp_of(state["acc"]), state["action"], base.n_arms)
 
     n_batches = horizon // tau
 
@@ -102,7 +102,7 @@ def experts_from_bandit(base: Learner, n_actions: int) -> Learner:
     """
 
     def init(runs, rng):
-        return {"base": base.init(runs, rng), "expert": np.zeros(runs, dtype=np.int64)}
+        return {"base": base.init(runs, rng), "expert": xp_of(rng).zeros(runs, dtype=np.int64)}
 
     def act(state, advice, rng):
         bstate, J = base.act(state["base"], None, rng)

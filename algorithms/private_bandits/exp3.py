@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..backend import add_at, xp_of
 from ..core import Learner, sample_categorical, softmax_rows
 
 
@@ -24,7 +25,7 @@ def exp3_learner(K: int, eta: float, gamma: float) -> Learner:
         return (1.0 - gamma) * softmax_rows(state["logw"]) + gamma / K
 
     def init(runs, rng):
-        return {"logw": np.zeros((runs, K))}
+        return {"logw": xp_of(rng).zeros((runs, K))}
 
     def commit(state, advice, actions):
         return {"logw": state["logw"], "P": probs(state)}
@@ -35,11 +36,12 @@ def exp3_learner(K: int, eta: float, gamma: float) -> Learner:
         return {"logw": state["logw"], "P": P}, actions
 
     def feed(state, actions, losses, rng):
-        logw = state["logw"].copy()
-        rows = np.arange(logw.shape[0])
-        logw[rows, actions] -= eta * losses / state["P"][rows, actions]
+        xp = xp_of(state["logw"])
+        rows = xp.arange(state["logw"].shape[0])
+        logw = add_at(xp, state["logw"], rows, actions,
+                      -eta * losses / state["P"][rows, actions])
         # Re-centre so that exp() in probs never underflows every arm at once.
-        logw -= logw.max(axis=1, keepdims=True)
+        logw = logw - logw.max(axis=1, keepdims=True)
         return {"logw": logw}
 
     return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, commit=commit)
@@ -48,10 +50,14 @@ def exp3_learner(K: int, eta: float, gamma: float) -> Learner:
 def _exp3_two_arms(eta: float, gamma: float) -> Learner:
     def p_first(d):
         # P_t(1) = (1 − γ)/(1 + e^d) + γ/2, written to stay exact for |d| large.
-        return (1.0 - gamma) * np.exp(-np.logaddexp(0.0, d)) + gamma / 2
+        xp = xp_of(d)
+        return (1.0 - gamma) * xp.exp(-xp.logaddexp(0.0, d)) + gamma / 2
 
     def probs(state, advice=None):
         p0 = p_first(state["d"])
+        xp = xp_of(p0)
+        if xp is not np:
+            return xp.stack([p0, 1.0 - p0], axis=1)
         # Two columns written in place: np.stack costs twice this (the
         # replay of 10⁵ rounds in EXP3's default audit calls it 4·10⁵ times).
         out = np.empty((p0.shape[0], 2))
@@ -60,21 +66,22 @@ def _exp3_two_arms(eta: float, gamma: float) -> Learner:
         return out
 
     def init(runs, rng):
-        return {"d": np.zeros(runs)}
+        return {"d": xp_of(rng).zeros(runs)}
 
     def commit(state, advice, actions):
         return {"d": state["d"], "p0": p_first(state["d"])}
 
     def act(state, advice, rng):
         p0 = p_first(state["d"])
-        actions = (rng.random(p0.shape[0]) >= p0).view(np.int8)  # = sample_categorical
+        actions = (rng.random(p0.shape[0]) >= p0).astype(np.int8)  # = sample_categorical
         return {"d": state["d"], "p0": p0}, actions
 
     def feed(state, actions, losses, rng):
         p0 = state["p0"]
+        xp = xp_of(p0)
         played_second = actions.astype(bool)
-        step = eta * losses / np.where(played_second, 1.0 - p0, p0)
-        return {"d": state["d"] + np.where(played_second, -step, step)}
+        step = eta * losses / xp.where(played_second, 1.0 - p0, p0)
+        return {"d": state["d"] + xp.where(played_second, -step, step)}
 
     def replay(losses, history):
         d, c, g2 = 0.0, 1.0 - gamma, gamma / 2

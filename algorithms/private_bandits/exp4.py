@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import xp_of
 from ..core import Learner, TranscriptModel, sample_categorical, softmax_rows
 
 
@@ -30,12 +31,13 @@ def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float,
         return _mix(softmax_rows(state["logw"]), advice, gamma, K)
 
     def init(runs, rng):
-        return {"logw": np.zeros((runs, N)), "noisy": np.full(runs, np.nan)}
+        xp = xp_of(rng)
+        return {"logw": xp.zeros((runs, N)), "noisy": xp.full(runs, np.nan)}
 
     def act(state, advice, rng):
         Q = probs(state, advice)
         actions = sample_categorical(Q, rng.random(Q.shape[0]))
-        rows = np.arange(Q.shape[0])
+        rows = xp_of(Q).arange(Q.shape[0])
         return {**state, "q_played": Q[rows, actions],
                 "mu_played": advice[:, actions].T}, actions
 
@@ -47,7 +49,7 @@ def ldp_exp4_learner(K: int, N: int, eta: float, gamma: float, epsilon: float,
             noisy = losses + rng.laplace(0.0, scale, losses.shape[0])       # line 8
             est = noisy / state["q_played"]                                  # line 9
         logw = state["logw"] - eta * state["mu_played"] * est[:, None]       # lines 10–11
-        logw -= logw.max(axis=1, keepdims=True)
+        logw = logw - logw.max(axis=1, keepdims=True)
         return {"logw": logw, "noisy": noisy}
 
     def means(actions, losses, aux=None, advice=None):
@@ -74,8 +76,9 @@ def batched_exp4_learner(K: int, N: int, eta: float, gamma: float, tau: int,
         return _mix(P, advice, gamma, K)
 
     def init(runs, rng):
-        return {"logw": np.zeros((runs, N)), "P": np.full((runs, N), 1.0 / N), "t": 0,
-                "acc": np.zeros((runs, N)), "noisy": np.full((runs, N), np.nan)}
+        xp = xp_of(rng)
+        return {"logw": xp.zeros((runs, N)), "P": xp.full((runs, N), 1.0 / N), "t": 0,
+                "acc": xp.zeros((runs, N)), "noisy": xp.full((runs, N), np.nan)}
 
     def act(state, advice, rng):
         state = dict(state)
@@ -83,7 +86,7 @@ def batched_exp4_learner(K: int, N: int, eta: float, gamma: float, tau: int,
             state["P"] = softmax_rows(state["logw"])
         Q = _mix(state["P"], advice, gamma, K)
         actions = sample_categorical(Q, rng.random(Q.shape[0]))
-        rows = np.arange(Q.shape[0])
+        rows = xp_of(Q).arange(Q.shape[0])
         state["q_played"] = Q[rows, actions]
         state["mu_played"] = advice[:, actions].T
         return state, actions
@@ -99,9 +102,9 @@ def batched_exp4_learner(K: int, N: int, eta: float, gamma: float, tau: int,
             logw = state["logw"] - eta * noisy                               # line 15
             state["logw"] = logw - logw.max(axis=1, keepdims=True)
             state["noisy"] = noisy
-            acc = np.zeros_like(acc)
+            acc = xp_of(acc).zeros_like(acc)
         else:
-            state["noisy"] = np.full(acc.shape, np.nan)
+            state["noisy"] = xp_of(acc).full(acc.shape, np.nan)
         state["acc"] = acc
         return state
 

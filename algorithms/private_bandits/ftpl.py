@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import add_at, xp_of
 from ..core import Learner
 
 
@@ -21,27 +22,40 @@ def ftpl_learner(K: int, eta: float, M: int) -> Learner:
     scale = 1.0 / eta
 
     def init(runs, rng):
-        return {"L": np.zeros((runs, K))}
+        return {"L": xp_of(rng).zeros((runs, K))}
 
     def act(state, advice, rng):
         L = state["L"]
         z = rng.laplace(0.0, scale, L.shape)
-        return state, np.argmin(L + z, axis=1)
+        return state, xp_of(L).argmin(L + z, axis=1)
 
     def feed(state, actions, losses, rng):
         L = state["L"]
+        xp = xp_of(L)
         runs = L.shape[0]
-        counts = np.full(runs, M, dtype=float)
-        active = np.arange(runs)
-        for i in range(1, M + 1):
-            if active.size == 0:
-                break
-            z = rng.laplace(0.0, scale, (active.size, K))
-            hit = np.argmin(L[active] + z, axis=1) == actions[active]
-            counts[active[hit]] = i
-            active = active[~hit]
-        L = L.copy()
-        L[np.arange(runs), actions] += losses * counts
-        return {"L": L}
+        counts = xp.full(runs, M, dtype=float)
+        if xp is np:
+            active = np.arange(runs)
+            for i in range(1, M + 1):
+                if active.size == 0:
+                    break
+                z = rng.laplace(0.0, scale, (active.size, K))
+                hit = np.argmin(L[active] + z, axis=1) == actions[active]
+                counts[active[hit]] = i
+                active = active[~hit]
+        else:
+            # Arrays of one shape on a device (a new shape each redraw would
+            # compile anew): every run redraws M times, and only the runs
+            # still waiting for a match keep theirs — the same law.  Always
+            # M draws: stopping when every run has matched would make a
+            # block's later draws depend on other blocks' runs (coupled
+            # runs draw block by block, audit.execution.blocks).
+            waiting = xp.ones(runs, dtype=bool)
+            for i in range(1, M + 1):
+                z = rng.laplace(0.0, scale, (runs, K))
+                hit = waiting & (xp.argmin(L + z, axis=1) == actions)
+                counts = xp.where(hit, float(i), counts)
+                waiting = waiting & ~hit
+        return {"L": add_at(xp, L, xp.arange(runs), actions, losses * counts)}
 
     return Learner(init=init, act=act, feed=feed, n_arms=K)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import add_at, xp_of
 from ..core import Learner, sample_categorical
 
 THETA = 1.0 - 2.0 ** (-1.0 / 3.0)
@@ -20,6 +21,7 @@ def tsallis_weights(scaled_L: np.ndarray, iters: int = 60) -> np.ndarray:
     λ > −min ηL̂, with root in [m + 1, m + √K] for m = −min ηL̂; Newton from
     the left end increases monotonically to the root, so it needs no
     safeguarding and vectorises over runs."""
+    xp = xp_of(scaled_L)
     m = -scaled_L.min(axis=-1, keepdims=True)
     lam = m + 1.0
     for _ in range(iters):
@@ -29,7 +31,7 @@ def tsallis_weights(scaled_L: np.ndarray, iters: int = 60) -> np.ndarray:
         fp = -2.0 * (s ** -3.0).sum(axis=-1, keepdims=True)
         step = f / fp
         lam = lam - step
-        if np.all(np.abs(step) <= 1e-13 * np.abs(lam)):
+        if bool(xp.all(xp.abs(step) <= 1e-13 * xp.abs(lam))):
             break
     x = (scaled_L + lam) ** -2.0
     return x / x.sum(axis=-1, keepdims=True)
@@ -47,7 +49,7 @@ def htinf_learner(K: int, sigma: float) -> Learner:
         return tsallis_weights(eta(state["t"] + 1) * state["L"])
 
     def init(runs, rng):
-        return {"L": np.zeros((runs, K)), "t": 0}
+        return {"L": xp_of(rng).zeros((runs, K)), "t": 0}
 
     def commit(state, advice, actions):
         return {**state, "x": probs(state)}
@@ -59,11 +61,11 @@ def htinf_learner(K: int, sigma: float) -> Learner:
 
     def feed(state, actions, losses, rng):
         t = state["t"] + 1
-        rows = np.arange(actions.shape[0])
+        xp = xp_of(state["L"])
+        rows = xp.arange(actions.shape[0])
         x_played = state["x"][rows, actions]
-        skip = np.abs(losses) > THETA * np.sqrt(x_played) / eta(t)
-        L = state["L"].copy()
-        L[rows, actions] += np.where(skip, 0.0, losses / x_played)
-        return {"L": L, "t": t}
+        skip = xp.abs(losses) > THETA * xp.sqrt(x_played) / eta(t)
+        return {"L": add_at(xp, state["L"], rows, actions,
+                            xp.where(skip, 0.0, losses / x_played)), "t": t}
 
     return Learner(init=init, act=act, feed=feed, n_arms=K, probs=probs, commit=commit)

@@ -165,14 +165,15 @@ def list_algorithms() -> int:
     from algorithms import REGISTRY
     algorithms = _registered()
     rows = [("algorithm", "claim", "claim scope", "neighbours", "default attacks",
-             "white-box modes", "summary")]
+             "white-box modes", "backends", "summary")]
     sources, warnings = [], []
     for name, entry in REGISTRY.items():
         alg = algorithms[name]
         c = alg.claim
         rows.append((name, claim_words(c), c.scope, c.relation_words,
                      ", ".join(default_attack_names(alg)) or "-",
-                     ", ".join(white_box_modes(alg)) or "-", entry.summary))
+                     ", ".join(white_box_modes(alg)) or "-", ", ".join(entry.backends),
+                     entry.summary))
         sources.append(c.source)
         warnings.append(data_independence_warning(alg))
     print("Algorithms (claim at the default parameters; 'audit list NAME' for one, with "

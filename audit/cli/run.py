@@ -64,6 +64,11 @@ def add_run_parser(sub):
                         "call per run and learners whose draws run blocked)")
     p.add_argument("--coupled", action="store_true",
                    help="the same as --runs coupled (default: off)")
+    p.add_argument("--backend", choices=("numpy", "jax"), default="numpy",
+                   help="where the black-box tests' learners run: numpy, or JAX on the device "
+                        "it finds (a GPU where there is one; pip install "
+                        "'bandit-privacy-audit[jax]'), for learners written for both "
+                        "('audit list' marks them) (default: %(default)s)")
     p.add_argument("--report", metavar="DIR",
                    help="also write an HTML and Markdown report into DIR (default: none)")
     p.add_argument("--quiet", action="store_true",
@@ -187,7 +192,7 @@ def cmd_run(args):
     coupled = {None: True if args.coupled else None, "coupled": True,
                "independent": False}[args.runs]
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode, witness, args.pair, coupled)
+                                args.seed, args.mode, witness, args.pair, coupled, args.backend)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
@@ -195,7 +200,8 @@ def cmd_run(args):
                                      confidence=args.confidence, seed=args.seed, jobs=args.jobs,
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness,
-                                     pairs=args.pair, coupled=coupled)
+                                     pairs=args.pair, coupled=coupled,
+                                     backend=args.backend)
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise

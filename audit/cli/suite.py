@@ -33,7 +33,7 @@ SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
               "modes", "seed", "expect", "methods", "feedback", "coupled",
-              "runs", "input_range", "environment"}
+              "runs", "input_range", "environment", "backend"}
 
 
 class SuiteError(ValueError):
@@ -167,6 +167,9 @@ def _check_value(where: str, key: str, value) -> None:
     elif key == "runs":
         if value not in ("coupled", "independent"):
             bad('"coupled" or "independent"')
+    elif key == "backend":
+        if value not in ("numpy", "jax"):
+            bad('"numpy" or "jax"')
     elif key == "expect":
         if value not in ("consistent", "violation"):
             bad('"consistent" or "violation"')
@@ -315,12 +318,14 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
             attacks = attack_names(alg, spec.get("attacks"),
                                    search=not modes or "black-box" in modes)
             coupled = _runs(spec)
+            backend = spec.get("backend", "numpy")
             command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence,
-                                        seed, spec.get("modes"), coupled=coupled)
+                                        seed, spec.get("modes"), coupled=coupled,
+                                        backend=backend)
             result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence,
                                      seed=seed, jobs=jobs, claim=_claim(spec, alg),
                                      command=command, modes=spec.get("modes"),
-                                     executor=executor, coupled=coupled)
+                                     executor=executor, coupled=coupled, backend=backend)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - reported as this entry's error

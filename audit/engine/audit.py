@@ -31,7 +31,7 @@ from audit.execution.store import audit_fingerprint
 def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
                       modes=None, witness: Optional[bool] = None,
                       pairs: Optional[Sequence[str]] = None,
-                      coupled: Optional[bool] = None) -> str:
+                      coupled: Optional[bool] = None, backend: str = "numpy") -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -53,6 +53,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
         parts += ["--witness", "on" if witness else "off"]
     if coupled is not None:     # chosen, not left to the default
         parts += ["--runs", "coupled" if coupled else "independent"]
+    if backend != "numpy":
+        parts += ["--backend", backend]
     parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
     return shlex.join(parts)
 
@@ -64,7 +66,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     executor: Optional[Executor] = None, progress=None,
                     witness: Optional[bool] = None,
                     pairs: Optional[Sequence[str]] = None,
-                    coupled: Optional[bool] = None) -> AuditResult:
+                    coupled: Optional[bool] = None, backend: str = "numpy") -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).  ``witness`` adds a learned witness to
@@ -76,7 +78,10 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     coupled runs (True) or independent ones (False); None, the default:
     coupled wherever they cost no more (``runs_coupled``; both sides of a
     block of runs from one seed, the test of each pair chosen on its
-    pilot).
+    pilot).  ``backend`` runs the black-box tests' learners on numpy (the
+    default) or JAX (``algorithms.backend``; the pilots that choose pairs
+    and the white-box modes stay on numpy), chunks then run in this process
+    on JAX's device.
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -100,6 +105,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     if coupled is not None and "black-box" not in wanted:
         raise ValueError(f"--runs {'coupled' if coupled else 'independent'}: it says how the "
                          f"black-box mode runs; add --mode black-box")
+    device = placement(alg, backend, "black-box" in wanted)
     search = search_wanted("black-box" in wanted, pairs)
     scenarios, names = scenarios_for(alg, attacks, search=search,
                                      events="black-box" in wanted, trials=trials)
@@ -124,11 +130,14 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     fingerprint = None
     if executor is not None and executor.store is not None and not unseeded:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness, pairs, coupled)
+                                        witness, pairs, coupled, backend)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     if unseeded:
         ex = in_process()
-    sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs))
+    elif device is not None:
+        ex = device.executor(ex)
+    sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs),
+                      chunk_scale=device.chunk_scale if device else 1)
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.  With
     # a store, an earlier run of this very audit (same fingerprint: same
@@ -165,8 +174,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
     evidence = [black_box_kind(sc, coupled, unseeded)(
-                    sc, i, claim_of(sc, claim, overridden), learned=witness,
-                    hints=hints.get(id(sc.algorithm), ()))
+                    device.place(sc) if device else sc, i, claim_of(sc, claim, overridden),
+                    learned=witness, hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
     evidence += [KINDS[m](sc, i, claim_of(sc, claim, overridden))
                  for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
@@ -183,7 +192,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
-                                           witness, pairs, coupled)
+                                           witness, pairs, coupled, backend)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
@@ -193,7 +202,66 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        notes=tuple(audit_notes(alg, claim, scenarios, black)),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
-                                                   command))
+                                                   command),
+                       backend=device.document() if device else None)
+
+
+class Placement:
+    """Where the black-box tests' learners run on a backend other than
+    numpy: each pair's algorithm moved there where it runs there (a
+    conversion rebuilt around an auditor's base learner says so itself),
+    and the pairs left on numpy named in the result."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self._moved: dict = {}
+        self.left: list = []
+
+    def place(self, sc):
+        import dataclasses
+        from algorithms.backend import on_backend, supports
+        a = sc.algorithm
+        if id(a) not in self._moved:
+            self._moved[id(a)] = on_backend(a, self.backend) if supports(a, self.backend) \
+                else None
+        moved = self._moved[id(a)]
+        if moved is None:
+            self.left.append(sc.label)
+            return sc
+        return dataclasses.replace(sc, algorithm=moved)
+
+    @property
+    def chunk_scale(self) -> int:
+        """Chunks of 10⁴ runs keep a CPU busy; a GPU needs ~10⁶ a call."""
+        from algorithms.backend import device_name
+        return 1 if device_name().startswith("cpu") else 100
+
+    @staticmethod
+    def executor(ex: Executor) -> Executor:
+        """Chunks in this process, one after another: the device runs each
+        chunk's runs together, and worker processes would each claim it."""
+        return Executor(1, None, ex.store, ex.fingerprint)
+
+    def document(self) -> dict:
+        from algorithms.backend import device_name
+        out = {"name": self.backend, "device": device_name()}
+        if self.left:
+            out["pairs_on_numpy"] = list(self.left)
+        return out
+
+
+def placement(alg: Algorithm, backend: str, black: bool) -> Optional[Placement]:
+    """The ``Placement`` of an audit on ``backend`` (None for numpy), after
+    checking that ``alg`` runs there and that black-box tests are asked for."""
+    if backend == "numpy":
+        return None
+    from algorithms.backend import check_backend, on_backend
+    check_backend(backend)
+    on_backend(alg, backend)            # ValueError: numpy only
+    if not black:
+        raise ValueError(f"--backend {backend}: it runs the black-box tests; add --mode "
+                         f"black-box")
+    return Placement(backend)
 
 
 def runs_coupled(scenario, coupled: Optional[bool], unseeded: dict) -> bool:

@@ -72,6 +72,9 @@ class Sampler:
     executor: Executor
     progress: Optional[Reporter] = None
     namespace: tuple = ()
+    # Chunks this many times the requests' own (whole blocks of coupled
+    # runs stay whole): a GPU wants each call to run many more runs.
+    chunk_scale: int = 1
 
     def sample(self, phase: str, requests: list[Request], unit: str = "runs",
                then: Optional[Callable[[list[list]], object]] = None):
@@ -99,7 +102,8 @@ class Sampler:
             ex = self.executor if r.keep else replace(self.executor, store=None,
                                                        reused=0, computed=0)
             out.append(run_chunks(r.task, r.runs, [self.seed, *self.namespace, *r.stream],
-                                  jobs=ex.jobs, chunk=r.chunk, executor=ex, tag=r.tag,
+                                  jobs=ex.jobs, chunk=r.chunk * self.chunk_scale,
+                                  executor=ex, tag=r.tag,
                                   progress=lambda done, base=base: ph.to(base + done)))
             if ex is not self.executor:
                 self.executor.computed += ex.computed
@@ -123,8 +127,8 @@ class Sampler:
         """Count the chunks of ``requests`` as came from the store (a result
         derived from them was read back instead of the chunks themselves)."""
         from audit.execution.runs import chunk_sizes
-        self.executor.reused += sum(len(chunk_sizes(r.runs, r.chunk)) for r in requests
-                                    if r.keep)
+        self.executor.reused += sum(len(chunk_sizes(r.runs, r.chunk * self.chunk_scale))
+                                    for r in requests if r.keep)
 
     def prepared(self, phase: str, requests: list[Request], prepare: Callable[[list[list]], object],
                  unit: str = "runs", key: str = ""):

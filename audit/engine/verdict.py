@@ -55,6 +55,9 @@ class AuditResult:
     # Why no seed reproduces this audit (code drawing randomness the audit
     # cannot seed), or None: its bounds hold, its figures are not repeatable.
     not_reproducible: Optional[str] = None
+    # The backend the black-box tests ran on ({"name", "device"[,
+    # "pairs_on_numpy"]}); None: numpy.
+    backend: Optional[dict] = None
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -84,6 +87,7 @@ class AuditResult:
             "claim": {**self.claim.as_dict(), "overridden": self.claim_overridden,
                       "neighbours": relation_text(alg, self.claim)},
             "budget": {"trials": self.trials, "confidence": self.confidence, "seed": self.seed},
+            "backend": self.backend or {"name": "numpy"},
             "attacks": [r.as_dict() for r in self.results],
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "max_detectable_epsilon": self.max_detectable_epsilon,
@@ -186,7 +190,16 @@ class AuditResult:
                 f"  neighbours: {relation_text(alg, c)}",
                 f"  budget: {self.trials:,} runs per side, {percent(self.confidence)} confidence "
                 f"(Bonferroni over {self.n_tests} bound{'s' if self.n_tests != 1 else ''}), "
-                f"seed {self.seed}"]
+                f"seed {self.seed}"] + self._backend_lines()
+
+    def _backend_lines(self) -> list[str]:
+        """Where the black-box tests ran, when not on numpy."""
+        b = self.backend
+        if not b:
+            return []
+        left = b.get("pairs_on_numpy")
+        more = (f"; on numpy (their learner is numpy-only): {', '.join(left)}" if left else "")
+        return [f"  backend: {b['name']} on {b['device']} for the black-box tests{more}"]
 
     def _verbose_summary(self) -> str:
         lines = self._head()

@@ -64,6 +64,16 @@ class BlockedGenerator:
         self._n = self._m * len(self._gens)
         self.failed: Optional[str] = None
 
+    def block_generators(self):
+        """(each block's numpy generator, runs a block): what another
+        backend's generator draws its blocks' keys from
+        (``algorithms.backend.DeviceGenerator``)."""
+        return self._gens, self._m
+
+    def refuse(self, what: str):
+        """Refuse a draw that cannot be cut into blocks (``NotBlockable``)."""
+        self._refuse(what)
+
     def _refuse(self, what: str):
         self.failed = self.failed or what
         raise NotBlockable(f"{what} cannot be drawn block by block")

@@ -508,7 +508,7 @@ def code_digest(alg) -> str:
 
 
 def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
-                      witness=None, pairs=None, coupled=None) -> str:
+                      witness=None, pairs=None, coupled=None, backend: str = "numpy") -> str:
     """sha256 of everything that determines an audit's counts: the algorithm
     (name, parameters, T, K, N, the code it runs), the claim it is judged
     against, the attacks (and the pairs kept of them), the budget (trials,
@@ -538,6 +538,10 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
         spec["runs"] = "coupled where cheap"
     if pairs:                 # absent for every pair (as before)
         spec["pairs"] = sorted(set(pairs))
+    if backend != "numpy":    # another backend's streams, on its device kind
+        from algorithms.backend import device_name, jax_modules
+        spec["backend"] = {"name": backend, "device": device_name(),
+                           "version": jax_modules()[0].__version__}
     loss_range = tuple(float(v) for v in getattr(alg, "loss_range", (0.0, 1.0)))
     if loss_range != (0.0, 1.0):   # the pairs are built in it; absent on [0, 1] (as before)
         spec["algorithm"]["loss_range"] = list(loss_range)
