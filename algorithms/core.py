@@ -361,6 +361,11 @@ class Claim:
     output: Optional[str] = None
     relation: str = "one-round"
     max_change: Optional[float] = None
+    # A claim stated as a curve: ("gdp", μ) or ("zcdp", ρ)
+    # (``algorithms.claim_curves``); ``epsilon``/``delta`` are then the
+    # point of its δ(ε) curve an event test aims at (``Claim.of_curve``),
+    # and a certified δ(ε) above the curve anywhere refutes it.
+    curve: Optional[tuple] = None
 
     SCOPES = ("actions", "transcript", "per-round")
     RELATIONS = ("one-round", "bounded-all")
@@ -403,12 +408,59 @@ class Claim:
         if not isinstance(self.source, str):
             raise ValueError(f"Claim.source must be a string (paper, lemma), got "
                              f"{self.source!r}")
+        if self.curve is not None:
+            from .claim_curves import KINDS
+            ok = (isinstance(self.curve, tuple) and len(self.curve) == 2
+                  and self.curve[0] in KINDS)
+            if ok:
+                v = number("curve value", self.curve[1])
+                ok = v > 0 and np.isfinite(v)
+            if not ok:
+                raise ValueError(f"Claim.curve must be ('gdp', μ) or ('zcdp', ρ) with a finite "
+                                 f"number > 0, got {self.curve!r}")
+
+    @staticmethod
+    def of_curve(kind: str, value: float, scope: str, source: str, **kw) -> "Claim":
+        """A μ-GDP (``kind="gdp"``) or ρ-zCDP (``"zcdp"``) claim, its event
+        tests aimed at the curve's reference point (``claim_curves``)."""
+        from .claim_curves import KINDS, reference_point
+        if kind not in KINDS:
+            raise ValueError(f"claim curve must be one of {', '.join(KINDS)}, got {kind!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+                or not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"the {kind} claim's {'μ' if kind == 'gdp' else 'ρ'} must be a "
+                             f"finite number > 0, got {value!r}")
+        eps, delta = reference_point(kind, float(value))
+        return Claim(eps, delta, scope, source, curve=(kind, float(value)), **kw)
+
+    def delta_at(self, eps) -> np.ndarray:
+        """The claim's δ(ε): its curve, or the profile every (ε₀, δ₀)-DP
+        mechanism lies under."""
+        from .claim_curves import approx_delta, curve_delta
+        if self.curve is not None:
+            return curve_delta(self.curve[0], self.curve[1], eps)
+        return approx_delta(eps, self.epsilon, self.delta)
+
+    @property
+    def words(self) -> str:
+        """The claim's figures: ``ε = 0.5``, ``ε = 1, δ = 1e-06``, ``1-GDP``."""
+        if self.curve is not None:
+            from .claim_curves import words
+            return words(*self.curve)
+        return f"ε = {self.epsilon:g}" + (f", δ = {self.delta:g}" if self.delta else "")
 
     def scaled_for_group(self, k: int) -> "Claim":
         """Group privacy (Dwork & Roth Thm 2.2): k changed rounds give
         (kε, k·e^{(k−1)ε}·δ), δ capped at 1 (a vacuous claim)."""
         if k == 1:
             return self
+        if self.curve is not None:
+            from .claim_curves import scaled
+            kind, value = self.curve
+            return Claim.of_curve(kind, scaled(kind, value, k), self.scope,
+                                  f"{self.source}; scaled by group privacy for {k} changed "
+                                  f"rounds", output=self.output, relation=self.relation,
+                                  max_change=self.max_change)
         eps = k * self.epsilon
         delta = min(1.0, k * np.exp((k - 1) * self.epsilon) * self.delta) if self.delta else 0.0
         source = f"{self.source}; scaled by group privacy for {k} changed rounds"
@@ -435,6 +487,17 @@ class Claim:
                      else per_round_epsilon,
                      base.output if base else None, base.relation if base else "one-round",
                      base.max_change if base else None)
+
+    @staticmethod
+    def override_curve(base: Optional["Claim"], kind: str, value: float,
+                       source: str) -> "Claim":
+        """``base`` (the algorithm's own claim, or None) restated as a μ-GDP
+        or ρ-zCDP curve claim (``--claim-mu``, ``--claim-rho``): its scope,
+        output and relation kept."""
+        return Claim.of_curve(kind, value, base.scope if base else "actions", source,
+                              output=base.output if base else None,
+                              relation=base.relation if base else "one-round",
+                              max_change=base.max_change if base else None)
 
     @property
     def about(self) -> str:
@@ -486,6 +549,9 @@ class Claim:
             d["max_change"] = self.max_change
         if self.per_round_epsilon is not None:
             d["per_round_epsilon"] = self.per_round_epsilon
+        if self.curve is not None:
+            d["curve"] = {"kind": self.curve[0], "value": self.curve[1], "claim": self.words,
+                          "reference_point": {"epsilon": self.epsilon, "delta": self.delta}}
         return d
 
 

@@ -9,6 +9,7 @@ from typing import Optional
 
 from .agarwal_singh import ENTRIES as AGARWAL_SINGH
 from .core import Algorithm
+from .dp_ftrl import ENTRIES as DP_FTRL
 from .dp_testers import ENTRIES as DP_TESTERS
 from .entry import Entry, on_both
 from .private_bandits import catalog as arat
@@ -41,7 +42,7 @@ REGISTRY: dict[str, Entry] = {e.name: e for e in [*on_both([
           "BROKEN Alg 6: noise after importance weighting (true eps = eps*K/gamma)", experts=4),
     Entry("mutant-exp4-noise", mutants.make_mutant_exp4_noise,
           "BROKEN Alg 2: noise scale missing K/gamma", experts=4, delta=1e-6)]),
-    *AGARWAL_SINGH, *TRACKING_EXPERTS, *PROJECTION_FREE, *on_both(DP_TESTERS),
+    *AGARWAL_SINGH, *TRACKING_EXPERTS, *PROJECTION_FREE, *on_both(DP_TESTERS), *DP_FTRL,
 ]}
 
 

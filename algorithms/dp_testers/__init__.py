@@ -9,6 +9,8 @@ E = dict(arms=1)
 ENTRIES: list = [
     Entry("laplace", c.make_laplace, "Laplace(1/eps) on one answer (true eps = eps)",
           horizon=1, epsilon=0.1, **E),
+    Entry("gaussian", c.make_gaussian, "Gaussian N(0, sigma^2) on one answer, claimed "
+          "mu-GDP, mu = 1/sigma (its exact curve)", horizon=1, epsilon=None, **E),
     Entry("truncated-geometric", c.make_truncated_geometric,
           "Balcer-Vadhan GeoSample, k = ceil(ln(2/eps)) as the suite (true eps = ln(9/8))",
           horizon=1, epsilon=0.1, **E),

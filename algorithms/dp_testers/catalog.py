@@ -88,6 +88,29 @@ def make_laplace(T=1, K=1, epsilon=0.1) -> Algorithm:
                 "LaplaceMechanism", loss_range=DOMAIN)
 
 
+def make_gaussian(T=1, K=1, sigma=1.0) -> Algorithm:
+    """The Gaussian mechanism on one answer moved by at most 1, claimed
+    μ-GDP with μ = Δ/σ (Dong, Roth & Su 2019, Thm 2.7) — a curve claim: it
+    has no finite pure ε.  ``--claim-mu`` below 1/σ audits a σ too small for
+    the claim."""
+    _fixed("K (answers per round)", K, 1)
+    T = check_int("T (horizon)", T, 1)
+    sigma = check_positive("sigma", sigma)
+    mu = 1.0 / sigma
+    claim = Claim.of_curve("gdp", mu * math.sqrt(T), "transcript",
+                           "Dong, Roth & Su 2019, Thm 2.7: N(0, σ²) on a query of sensitivity "
+                           "Δ is Δ/σ-GDP" + (f"; {T} answers composed (Cor. 3.3: μ√T)"
+                                             if T > 1 else ""),
+                           output="the noisy answers", **BOUNDED)
+    return _alg("gaussian", m.noisy_release(1, sigma, gaussian=True), claim, T, 1,
+                {"sigma": sigma}, math.inf,
+                "N(0, σ²) has no finite pure ε; its exact curve is μ-GDP, μ = 1/σ",
+                "GaussianMechanism", loss_range=DOMAIN,
+                extra={"mechanism": {"law": "gaussian", "sensitivity": 1.0, "scale": sigma,
+                                     "compositions": T,
+                                     "source": "σ on one answer moved by at most 1"}})
+
+
 def make_noisy_hist(name, scale_of, T=5, K=1, epsilon=0.1) -> Algorithm:
     _fixed("K (answers per round)", K, 1)
     T, eps = check_int("T (horizon)", T, 1), check_epsilon(epsilon)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import as_device, xp_of
-from ..core import Finite, Laplace, Learner, TranscriptModel
+from ..core import Finite, Gaussian, Laplace, Learner, TranscriptModel
 
 BELOW, ABOVE, ABORTED = 0, 1, 2
 
@@ -33,10 +33,12 @@ def _zeros(state):
 
 
 # ------------------------------------------------------- Laplace releases
-def noisy_release(width: int, scale: float, copies: int = 1, prefix: bool = False) -> Learner:
+def noisy_release(width: int, scale: float, copies: int = 1, prefix: bool = False,
+                  gaussian: bool = False) -> Learner:
     """Each round releases its answers (each repeated ``copies`` times) plus
-    independent Laplace(``scale``) noise; the point is the release, or with
-    ``prefix`` the running sum of the releases (prefix sums)."""
+    independent Laplace(``scale``) noise — N(0, ``scale``²) with
+    ``gaussian`` — the point is the release, or with ``prefix`` the running
+    sum of the releases (prefix sums)."""
     d = width * copies
 
     def init(runs, rng):
@@ -44,7 +46,8 @@ def noisy_release(width: int, scale: float, copies: int = 1, prefix: bool = Fals
         return {"n": runs, "y": xp.zeros((runs, d)), "sum": xp.zeros((runs, d))}
 
     def feed(state, actions, row, rng):
-        y = np.repeat(np.asarray(row, dtype=float), copies)[None, :] + rng.laplace(
+        draw = rng.normal if gaussian else rng.laplace
+        y = np.repeat(np.asarray(row, dtype=float), copies)[None, :] + draw(
             0.0, scale, (state["n"], d))
         return {**state, "y": y, "sum": state["sum"] + y}
 
@@ -55,7 +58,8 @@ def noisy_release(width: int, scale: float, copies: int = 1, prefix: bool = Fals
         m = np.repeat(np.asarray(losses, dtype=float)[:actions.shape[1]], copies, axis=1)
         return np.broadcast_to(m, (actions.shape[0],) + m.shape)
 
-    model = TranscriptModel(released=lambda s: s["y"], means=means, law=Laplace(scale),
+    model = TranscriptModel(released=lambda s: s["y"], means=means,
+                            law=Gaussian(scale) if gaussian else Laplace(scale),
                             history_free=True)
     return Learner(init, act, feed, 1, feedback="stream",
                    point=(lambda s: s["sum"]) if prefix else (lambda s: s["y"]),

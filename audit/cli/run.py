@@ -30,6 +30,12 @@ def add_run_parser(sub):
     p.add_argument("--claim-per-round-epsilon", type=number("--claim-per-round-epsilon", lo=0),
                    metavar="E", help="audit against this per-round ε_t (default: the "
                                      "algorithm's own, if it declares one)")
+    p.add_argument("--claim-mu", type=number("--claim-mu", lo=0), metavar="MU",
+                   help="audit against μ-GDP (its whole δ(ε) curve) instead of the "
+                        "algorithm's claim (default: the algorithm's own claim)")
+    p.add_argument("--claim-rho", type=number("--claim-rho", lo=0), metavar="RHO",
+                   help="audit against ρ-zCDP (the δ(ε) curve it implies) instead of the "
+                        "algorithm's claim (default: the algorithm's own claim)")
     p.add_argument("--trials", type=positive_int("--trials"), default=None,
                    help="runs per side of every neighbouring pair (default: 200000; for code "
                         "run as written one Python call per run, as many as fit --time)")
@@ -139,8 +145,10 @@ def verdict_line(result, name: str) -> str:
     """The one line ``--quiet`` prints: the verdict, the bound and the claim."""
     c = result.claim
     word = "VIOLATION" if result.violation else "consistent"
+    figures = (f"{c.words} (at ε = {c.epsilon:g}, δ = {c.delta:g} and along its curve)"
+               if c.curve is not None else f"ε = {c.epsilon:g}, δ = {c.delta:g}")
     return (f"VERDICT: {word} — {name}: ε lower bound {result.epsilon_lower_bound:.6g} vs "
-            f"claim: ε = {c.epsilon:g}, δ = {c.delta:g} ({result.trials} runs per side, "
+            f"claim: {figures} ({result.trials} runs per side, "
             f"{100 * result.confidence:.6g}% confidence)")
 
 
@@ -168,6 +176,21 @@ def cmd_run(args):
     claim = Claim.override(alg.claim, args.claim_epsilon, args.claim_delta,
                            "user-supplied claim (--claim-epsilon/--claim-delta/"
                            "--claim-per-round-epsilon)", args.claim_per_round_epsilon)
+    curves = [(flag, kind, v) for flag, kind, v in (("--claim-mu", "gdp", args.claim_mu),
+                                                    ("--claim-rho", "zcdp", args.claim_rho))
+              if v is not None]
+    if curves:
+        given = [f for f, v in (("--claim-epsilon", args.claim_epsilon),
+                                ("--claim-delta", args.claim_delta),
+                                ("--claim-per-round-epsilon", args.claim_per_round_epsilon))
+                 if v is not None] + [f for f, _, _ in curves]
+        if len(given) > 1:
+            raise UsageError(f"{given[0]} and {given[1]}: give one claim (an ε, δ pair, "
+                             f"--claim-mu or --claim-rho)")
+        flag, kind, value = curves[0]
+        if value <= 0:
+            raise UsageError(f"{flag} must be a number > 0, got {value:g}")
+        claim = Claim.override_curve(alg.claim, kind, value, f"user-supplied claim ({flag})")
     echo = {"--epsilon": args.epsilon, "--delta": args.delta, "--horizon": args.horizon,
             "--arms": args.arms, "--experts": args.experts, "--param": args.param or None,
             "--methods": args.methods, "--feedback": args.feedback,
@@ -175,7 +198,8 @@ def cmd_run(args):
             "--input-range": ("{:g},{:g}".format(*args.input_range)
                               if args.input_range else None),
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
-            "--claim-per-round-epsilon": args.claim_per_round_epsilon}
+            "--claim-per-round-epsilon": args.claim_per_round_epsilon,
+            "--claim-mu": args.claim_mu, "--claim-rho": args.claim_rho}
     if args.trials is not None and args.time is not None:
         raise UsageError("--time sets the default --trials: give one of --time and --trials")
     if args.trials is None:

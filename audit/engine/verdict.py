@@ -132,8 +132,10 @@ class AuditResult:
             lines.append(f"  per-round ε_t up to {top.epsilon_lower_bound:.4g} ({top.attack}, "
                          f"white-box): information only, no per-round claim to compare with")
         ceiling = self.max_detectable_epsilon
+        # (A curve claim is refuted along its curve too, where a smaller ε
+        # suffices: the ceiling at its one δ says little.)
         if (not self.violation and any(r.kind == "black-box" for r in self.results)
-                and ceiling < c.epsilon):
+                and ceiling < c.epsilon and c.curve is None):
             lines.append(f"  note: at this budget black-box evidence can show at most "
                          f"ε = {ceiling:.3g}, below the claim: raise --trials")
         # What the audit could not read of the claim's output: one line each.
@@ -173,6 +175,11 @@ class AuditResult:
         counted = [r for r in self.results if r.per_record_lower_bound == eps
                    and r.per_record_lower_bound > 0]
         where = f" ({_evidence_name(counted[0])})" if counted else ""
+        if c.curve is not None:
+            return (f"VERDICT: consistent — largest ε lower bound {eps:.4g}{where}, not above "
+                    f"ε = {c.epsilon:.4g} at δ = {c.delta:.3g}, and no certified δ(ε) above "
+                    f"the claimed {c.words} curve: no evidence against the claim at this "
+                    f"budget (not a proof of privacy)")
         return (f"VERDICT: consistent — largest ε lower bound {eps:.4g}{where}, not above the "
                 f"claimed ε = {c.epsilon:g}: no evidence against the claim at this budget "
                 f"(not a proof of privacy)")
@@ -185,8 +192,11 @@ class AuditResult:
                      if c.per_round_epsilon is not None else "")
         what = c.output or {"actions": "the actions", "transcript": "the actions and the "
                             "released noisy values", "per-round": "each round's action"}[c.scope]
+        figures = (f"{c.words} (its δ(ε) curve; event tests aimed at ε = {c.epsilon:.4g}, "
+                   f"δ = {c.delta:.3g})" if c.curve is not None
+                   else f"ε = {c.epsilon:g}{delta}{per_round}")
         return [f"audit of {alg.name}  ({setting(alg)})",
-                f"  claim: ε = {c.epsilon:g}{delta}{per_round}, about {what} — {c.source}",
+                f"  claim: {figures}, about {what} — {c.source}",
                 f"  neighbours: {relation_text(alg, c)}",
                 f"  budget: {self.trials:,} runs per side, {percent(self.confidence)} confidence "
                 f"(Bonferroni over {self.n_tests} bound{'s' if self.n_tests != 1 else ''}), "
@@ -286,6 +296,12 @@ def _bound_text(r) -> str:
 def _claim_value(r) -> str:
     if r.kind == "black-box":
         cl = r.claim
+        if cl.curve is not None:
+            prof = r.profile if r.epsilon_lower_bound <= cl.epsilon else None
+            if prof and prof.get("above_claim"):
+                return (f"the {cl.words} curve (δ_lb(ε = {prof['at_epsilon']:.3g}) above it "
+                        f"by {prof['largest_gap']:.3g}, μ_lb = {prof['mu_lower']:.4g})")
+            return f"ε = {cl.epsilon:.6g} (δ = {cl.delta:.3g}), a point of the {cl.words} curve"
         return f"ε = {cl.epsilon:g}" + (f" (δ = {cl.delta:g})" if cl.delta else "")
     return f"{r.claim_label} {r.claim_value:.6g}"
 

@@ -125,5 +125,12 @@ def _run_local_pool(task, sizes, seeds, todo, jobs, results, finished, retries: 
             # than whenever the generator is collected.
             close = getattr(outputs, "close", None)
             if close is not None:
-                close()
+                # joblib warns, on stderr, that the chunks finished or
+                # cancelled while it closed were "not used": the interruption
+                # has its one line (SPEC: one line), and kept chunks are kept.
+                import warnings
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", category=UserWarning,
+                                            module=r"joblib\.")
+                    close()
             raise

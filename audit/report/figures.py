@@ -338,10 +338,14 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
     claim_eps = (attack.get("claim") or doc.get("claim") or {}).get("epsilon")
     maxdet = attack.get("max_detectable_epsilon", doc.get("max_detectable_epsilon"))
     has_curve = bool(curve.get("runs_per_side"))
+    profile = attack.get("privacy_profile") or attack.get("claim_curve")
+    panels = 1 + has_curve + bool(profile)
+    ratios = [1.2, 1, 1.1][:panels] if panels > 1 else None
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, 2 if has_curve else 1, figsize=(9.8 if has_curve else 5.0, 3.7),
-                                 squeeze=False,
-                                 gridspec_kw={"width_ratios": [1.2, 1]} if has_curve else None)
+        fig, axes = plt.subplots(1, panels, figsize=(4.9 * panels, 3.7), squeeze=False,
+                                 gridspec_kw={"width_ratios": ratios} if ratios else None)
+        if profile:
+            _profile_panel(axes[0, panels - 1], attack, profile)
         ax = axes[0, 0]
         direction = attack.get("direction", "l>l'")
         num_side, den_side = ("ℓ", "ℓ′") if direction != "l'>l" else ("ℓ′", "ℓ")
@@ -417,6 +421,61 @@ def blackbox_figure(doc: dict, attack: dict, path: str) -> str:
                      fontsize=10.5)
         fig.tight_layout()
         return _save(fig, path)
+
+
+def _profile_panel(ax, attack: dict, profile: dict) -> None:
+    """The certified privacy profile of the chosen event: δ_lb(ε) = p_lo −
+    e^ε q_hi with the band up to the point estimate p̂ − e^ε q̂, the claim's
+    δ(ε) curve (a μ-GDP or ρ-zCDP claim's, or the one every (ε, δ)-DP
+    mechanism lies under), and the point that decides."""
+    eps = _finite(profile["epsilon"])
+    if "delta_lower" not in profile:        # a bet: one certified point on the claim's curve
+        claimed = _finite(profile["claim_delta"])
+        words = ((attack.get("claim") or {}).get("curve") or {}).get("claim", "claim")
+        ax.plot(eps, claimed, color=VERMILLION, linestyle="--", linewidth=1.4,
+                label=f"claimed δ(ε): {words}")
+        pe, pd = float(profile["point"]["epsilon"]), float(profile["point"]["delta"])
+        above = bool(profile["point"].get("above"))
+        ax.plot([pe], [pd], marker="o", color=VERMILLION if above else BLUE, markersize=6,
+                label=f"certified: ε ≥ {fmt(pe)} at δ = {fmt(pd)} (the coupled bet's one point)")
+        ax.set_xlim(0, float(eps[-1]))
+        ax.set_ylim(0, min(1.0, float(np.max(claimed)) * 1.1 + 1e-3))
+        ax.set_xlabel("ε (nats)")
+        ax.set_ylabel("δ(ε)")
+        ax.set_title("the claim's privacy profile")
+        _legend_below(ax, ncol=1)
+        return
+    lower = _finite(profile["delta_lower"])
+    est = attack.get("estimates") or {}
+    p = float((est.get("numerator") or {}).get("p_hat", 0.0))
+    q = float((est.get("denominator") or {}).get("p_hat", 0.0))
+    point = np.maximum(0.0, p - np.exp(eps) * q)
+    claim = attack.get("claim") or {}
+    if profile.get("claim_delta") is not None:
+        claimed = _finite(profile["claim_delta"])
+        words = (claim.get("curve") or {}).get("claim", "claim")
+    else:
+        e0, d0 = float(claim.get("epsilon", 0.0)), float(claim.get("delta", 0.0))
+        claimed = d0 + (1 - d0) * np.maximum(0.0, math.exp(e0) - np.exp(eps)) / (1 + math.exp(e0))
+        words = f"ε = {fmt(e0)}" + (f", δ = {fmt(d0)}" if d0 else "")
+    ax.fill_between(eps, lower, np.maximum(point, lower), color=BLUE, alpha=0.18,
+                    label="estimate band")
+    ax.plot(eps, lower, color=BLUE, linewidth=1.8, label="certified δ_lb(ε)")
+    ax.plot(eps, claimed, color=VERMILLION, linestyle="--", linewidth=1.4,
+            label=f"claimed δ(ε): {words}")
+    gap = lower - claimed
+    k = int(np.argmax(gap))
+    above = bool(gap[k] > 0)
+    ax.plot([eps[k]], [lower[k]], marker="o", color=VERMILLION if above else GREY,
+            markersize=6, label=("decides: above the claim" if above else "closest to the claim"))
+    top = max(float(np.max(point)), float(np.max(lower)), 1e-3)
+    ax.set_ylim(0, min(1.0, top * 1.3))
+    ax.set_xlim(0, float(eps[-1]))
+    ax.set_xlabel("ε (nats)")
+    ax.set_ylabel("δ(ε)")
+    mu = profile.get("mu_lower")
+    ax.set_title("privacy profile of the event" + (f" (μ_lb = {fmt(mu)})" if mu else ""))
+    _legend_below(ax, ncol=1)
 
 
 # ----------------------------------------------------------------- white-box
@@ -566,6 +625,15 @@ def pld_figure(doc: dict, attack: dict, path: str) -> str:
                 if same:
                     a2.fill_between(e, lw, cd, where=cd >= lw, color=GREEN, alpha=0.12,
                                     linewidth=0, label="gap: claimed − lower bound")
+            cc = d.get("claim_curve") or {}
+            k_e, k_d = _finite(cc.get("epsilon") or []), _finite(cc.get("delta") or [])
+            if k_e.size and k_e.size == k_d.size:
+                a2.plot(k_e, k_d, color=VERMILLION, linestyle="-.", linewidth=1.4,
+                        label=f"the claim's δ(ε): {cc.get('claim', '?')}")
+                if cc.get("above"):
+                    a2.plot([cc["at_epsilon"]], [float(np.interp(cc["at_epsilon"], eps,
+                                                                 _finite(dc["delta_lower"])))],
+                            marker="o", color=VERMILLION, label="decides: above the claim")
         worst = attack.get("pair_worst_case") or {}
         if worst.get("epsilon") is not None and math.isfinite(float(worst["epsilon"])):
             a2.axvline(float(worst["epsilon"]), color=PURPLE, linestyle=":", linewidth=1.4,

@@ -28,6 +28,8 @@ def _md(text) -> str:
 
 
 def _claim_cell(claim: dict) -> str:
+    if claim.get("curve"):
+        return f"{claim['curve']['claim']}; about {claim.get('output') or claim.get('scope', '?')}"
     s = f"ε = {fmt(claim['epsilon'])}"
     if claim.get("delta"):
         s += f", δ = {fmt(claim['delta'])}"

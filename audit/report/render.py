@@ -399,6 +399,12 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
     # -- claim
     B.append(("h", 2, "Claim audited"))
     kv = [("ε", fmt(claim.get("epsilon"))), ("δ", fmt(claim.get("delta", 0.0)))]
+    curve = claim.get("curve")
+    if curve:
+        kv = [("claim", f"{curve.get('claim')}: its whole δ(ε) curve; a certified δ(ε) above "
+                        f"it anywhere refutes it"),
+              ("event tests aimed at", f"ε = {fmt(claim.get('epsilon'))}, δ = "
+                                       f"{fmt(claim.get('delta', 0.0))} (a point of the curve)")]
     if claim.get("per_round_epsilon") is not None:
         kv.append(("per-round ε_t", f"{fmt(claim['per_round_epsilon'])} (the claim is their "
                                      f"composition over the horizon)"))
@@ -813,6 +819,9 @@ def _draw_figures(doc: dict, out_dir: str, progress=None) -> tuple[dict, Optiona
                       "difference of the two sides' block counts)" if bet else
                       "intervals; thick ticks mark the bounds used)")
                    + " and ε_lb against the budget"
+                   + ("; right: the event's certified privacy profile δ_lb(ε) (from the same "
+                      "two bounds, every ε at once) against the claim's δ(ε)"
+                      if a.get("privacy_profile") else "")
                    if _is_black(a) else {
                        "per-round": f"{_label(a)}: P_t(2) and P′_t(2) along the history (top) and the "
                                     f"per-round loss ε_t with the per-round claim (bottom)",

@@ -180,6 +180,11 @@ class CoupledTestResult(EventTestResult):
     coupled_test: bool = True
     shares = 1
 
+    def profile_bounds(self):
+        """Each side's Clopper–Pearson bound where they are the test; the
+        bet certifies its one point (ε_lb at the claim's δ) only."""
+        return None if self.coupled_test else super().profile_bounds()
+
     def summary_lines(self, confidence: float) -> list[str]:
         lines = super().summary_lines(confidence)
         g = self.design

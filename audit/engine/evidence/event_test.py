@@ -25,6 +25,7 @@ from typing import Optional
 
 import numpy as np
 
+from algorithms.claim_curves import profile_of
 from algorithms.core import Claim
 from algorithms.simulate import released_key, simulate
 from attacks.events import Union, release_rounds_of
@@ -127,7 +128,31 @@ class EventTestResult(EvidenceResult):
 
     @property
     def violation(self) -> bool:
-        return self.epsilon_lower_bound > self.claim.epsilon
+        if self.epsilon_lower_bound > self.claim.epsilon:
+            return True
+        if self.claim.curve is None:    # ε_lb at the claim's δ says it all
+            return False
+        prof = self.profile
+        return bool(prof and prof.get("above_claim"))
+
+    def profile_bounds(self) -> Optional[tuple]:
+        """(P(S) lower, Q(S) upper): the two bounds this test paid for, from
+        which the certified profile follows at no further α."""
+        return self.test.numerator.lower, self.test.denominator.upper
+
+    @property
+    def profile(self) -> Optional[dict]:
+        """The chosen event's certified privacy profile
+        (``algorithms.claim_curves.profile_of``): δ_lb(ε) on a grid, the
+        trade-off point and μ_lb, and against a curve claim whether δ_lb
+        rises above it; None where the test's bounds are not two
+        Clopper–Pearson bounds."""
+        bounds = self.profile_bounds()
+        if bounds is None:
+            return None
+        c = self.claim
+        kind, value = c.curve if c.curve is not None else (None, None)
+        return profile_of(*bounds, kind, value, top=c.epsilon)
 
     @property
     def shown_event(self) -> str:
@@ -153,6 +178,9 @@ class EventTestResult(EvidenceResult):
                  f"{t.numerator.count}/{t.numerator.trials} vs "
                  f"{t.denominator.count}/{t.denominator.trials}"]
         lines += [f"  {'':30s} note: {note}" for note in r.notes]
+        line = profile_line(r)
+        if line:
+            lines.append(f"  {'':30s} {line}")
         if r.witness:
             w = r.witness
             what = "the chosen event is learned" if w["chosen"] else "a hand-written event won"
@@ -181,9 +209,24 @@ class EventTestResult(EvidenceResult):
             "pair": self.pair, "rounds_simulated": self.rounds, "notes": self.notes,
             **({"inputs": self.inputs} if self.inputs else {}),
             "estimates": self._estimates(),
+            "privacy_profile": self.profile,
+            **self._claim_curve(),
             "epsilon_vs_runs": self.curve,
             "learned_witness": self.witness,
         }
+
+    def _claim_curve(self) -> dict:
+        """For a curve claim whose test certifies one point only (the
+        coupled bet): the claim's δ(ε) and that point, for the report."""
+        c = self.claim
+        if c.curve is None or self.profile_bounds() is not None:
+            return {}
+        grid = np.linspace(0.0, max(2 * c.epsilon, 1.2 * self.epsilon_lower_bound, 0.5), 121)
+        return {"claim_curve": {"epsilon": grid.tolist(),
+                                "claim_delta": np.asarray(c.delta_at(grid)).tolist(),
+                                "point": {"epsilon": self.epsilon_lower_bound,
+                                          "delta": c.delta,
+                                          "above": self.epsilon_lower_bound > c.epsilon}}}
 
     def _estimates(self) -> dict:
         """The chosen event's probability on each side with its two-sided
@@ -194,6 +237,20 @@ class EventTestResult(EvidenceResult):
             out[side] = {"p_hat": b.count / b.trials if b.trials else 0.0,
                          "lower": full.lower, "upper": full.upper}
         return out
+
+
+def profile_line(r) -> Optional[str]:
+    """The certified profile in one line, against a curve claim (None for
+    other claims, whose ε_lb already says it)."""
+    prof, c = r.profile, r.claim
+    if prof is None or c.curve is None:
+        return None
+    where = (f"δ_lb(ε = {prof['at_epsilon']:.3g}) exceeds the claim's δ(ε) by "
+             f"{prof['largest_gap']:.3g}" if prof["largest_gap"] > 0
+             else "δ_lb(ε) below the claim's δ(ε) at every ε")
+    mu = prof["mu_lower"]
+    return (f"certified profile vs {c.words}: {where}; μ_lb = {mu:.4g}"
+            + (" > μ" if c.curve[0] == "gdp" and mu > c.curve[1] else ""))
 
 
 def _count_task(scenario, losses, events=None):

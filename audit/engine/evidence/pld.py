@@ -157,6 +157,22 @@ class LossDistributionEvidence(Evidence):
                                    "delta_lower": delta_lower,
                                    "delta_point": [pld.delta_point(e) for e in grid]},
                    "rounds_simulated": sc.rounds}
+        curve_refuted = False
+        if claim.curve is not None:
+            # The lower band holds at every ε at once: any point above the
+            # claim's curve refutes it, at no further α.
+            claimed_c = np.asarray(claim.delta_at(grid))
+            gap = np.asarray(delta_lower) - claimed_c
+            k = int(np.argmax(gap))
+            curve_refuted = bool(gap[k] > 0)
+            details["claim_curve"] = {"claim": claim.words, "epsilon": grid.tolist(),
+                                      "delta": claimed_c.tolist(), "above": curve_refuted,
+                                      "largest_gap": float(gap[k]),
+                                      "at_epsilon": float(grid[k])}
+            notes.append(f"{claim.words}: δ_lb(ε) "
+                         + (f"ABOVE the claimed curve at ε = {grid[k]:.4g} (by {gap[k]:.3g}): "
+                            f"the claim is refuted" if curve_refuted else
+                            f"below the claimed curve at every ε of the grid"))
         profile = claimed_profile(alg)
         if profile is not None:
             claimed = profile.delta(grid)
@@ -203,7 +219,7 @@ class LossDistributionEvidence(Evidence):
             f"{'ℓ′' if direction == SWAPPED else 'ℓ'} "
             f"({_what(alg, scope)})",
             exact=exact, details=details, notes=notes, alpha=alpha, shares=self.shares,
-            pair_worst_case=worst, intermediate=intermediate)
+            pair_worst_case=worst, intermediate=intermediate, curve_refuted=curve_refuted)
 
 
 def _what(alg, scope: str) -> str:

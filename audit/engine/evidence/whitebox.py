@@ -91,6 +91,9 @@ class WhiteBoxResult(EvidenceResult):
     # What the figures rest on (``audit.engine.models.RESTS_ON`` keys, most
     # exact first): set by the audit from the declaration checks that passed.
     rests_on: tuple = ()
+    # A curve claim (μ-GDP, ρ-zCDP) whose δ(ε) the certified lower band
+    # exceeds somewhere (pld): a violation whatever ε_lb at its one δ says.
+    curve_refuted: bool = False
 
     @property
     def label(self) -> str:
@@ -100,7 +103,7 @@ class WhiteBoxResult(EvidenceResult):
     @property
     def violation(self) -> bool:
         return (not self.informational and not self.intermediate
-                and exceeds(self.epsilon_lower_bound, self.claim_value))
+                and (exceeds(self.epsilon_lower_bound, self.claim_value) or self.curve_refuted))
 
     @property
     def per_record_lower_bound(self) -> float:
