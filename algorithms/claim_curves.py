@@ -59,8 +59,11 @@ def zcdp_delta(eps, rho: float) -> np.ndarray:
 def approx_delta(eps, epsilon: float, delta: float) -> np.ndarray:
     """δ(ε) every (ε₀, δ₀)-DP mechanism lies under (module docstring)."""
     e = np.asarray(eps, dtype=float)
-    return delta + (1 - delta) * np.maximum(0.0, math.exp(epsilon) - np.exp(e)) \
-        / (1 + math.exp(epsilon))
+    # (e^ε₀ − e^ε)/(1 + e^ε₀), written so that a large ε₀ does not overflow.
+    with np.errstate(over="ignore"):
+        share = np.maximum(0.0, 1.0 - np.exp(np.minimum(e - epsilon, 0.0))) \
+            / (1.0 + math.exp(-min(epsilon, 700.0)))
+    return delta + (1 - delta) * share
 
 
 def curve_delta(kind: str, value: float, eps) -> np.ndarray:

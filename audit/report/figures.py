@@ -431,7 +431,10 @@ def _profile_panel(ax, attack: dict, profile: dict) -> None:
     eps = _finite(profile["epsilon"])
     if "delta_lower" not in profile:        # a bet: one certified point on the claim's curve
         claimed = _finite(profile["claim_delta"])
-        words = ((attack.get("claim") or {}).get("curve") or {}).get("claim", "claim")
+        c = attack.get("claim") or {}
+        words = ((c.get("curve") or {}).get("claim")
+                 or f"ε = {fmt(c.get('epsilon'))}" + (f", δ = {fmt(c['delta'])}"
+                                                      if c.get("delta") else ""))
         ax.plot(eps, claimed, color=VERMILLION, linestyle="--", linewidth=1.4,
                 label=f"claimed δ(ε): {words}")
         pe, pd = float(profile["point"]["epsilon"]), float(profile["point"]["delta"])

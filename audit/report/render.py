@@ -821,7 +821,9 @@ def _draw_figures(doc: dict, out_dir: str, progress=None) -> tuple[dict, Optiona
                    + " and ε_lb against the budget"
                    + ("; right: the event's certified privacy profile δ_lb(ε) (from the same "
                       "two bounds, every ε at once) against the claim's δ(ε)"
-                      if a.get("privacy_profile") else "")
+                      if a.get("privacy_profile") else
+                      "; right: the claim's δ(ε) with the one point the coupled bet certifies"
+                      if a.get("claim_curve") else "")
                    if _is_black(a) else {
                        "per-round": f"{_label(a)}: P_t(2) and P′_t(2) along the history (top) and the "
                                     f"per-round loss ε_t with the per-round claim (bottom)",

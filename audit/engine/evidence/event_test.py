@@ -216,10 +216,12 @@ class EventTestResult(EvidenceResult):
         }
 
     def _claim_curve(self) -> dict:
-        """For a curve claim whose test certifies one point only (the
-        coupled bet): the claim's δ(ε) and that point, for the report."""
+        """Where the test certifies one point only (the coupled bet): the
+        claim's δ(ε) (its curve, or the one every (ε, δ)-DP mechanism lies
+        under) and that point, for the report."""
         c = self.claim
-        if c.curve is None or self.profile_bounds() is not None:
+        # (A composed claim of thousands of nats has no profile worth drawing.)
+        if self.profile_bounds() is not None or (c.curve is None and c.epsilon > 20):
             return {}
         grid = np.linspace(0.0, max(2 * c.epsilon, 1.2 * self.epsilon_lower_bound, 0.5), 121)
         return {"claim_curve": {"epsilon": grid.tolist(),
