@@ -480,8 +480,11 @@ class Claim:
         if epsilon is None and base is None:
             raise ValueError("a claim override needs an epsilon (--claim-epsilon, claim_epsilon) "
                              "for an algorithm that declares no claim")
+        # A curve claim's δ is only the point its tests aim at: an ε given
+        # over it is a pure ε claim unless a δ is given too.
         return Claim(base.epsilon if epsilon is None else epsilon,
-                     (base.delta if base else 0.0) if delta is None else delta,
+                     (base.delta if base and base.curve is None else 0.0)
+                     if delta is None else delta,
                      base.scope if base else "actions", source,
                      (base.per_round_epsilon if base else None) if per_round_epsilon is None
                      else per_round_epsilon,

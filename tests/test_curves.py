@@ -225,3 +225,14 @@ def test_dp_ftrl_consistent_and_its_one_node_variant_violated():
     rc, out, err = _run("dp-ftrl-one-node", "--attack", "search", "--mode", "black-box",
                         "--trials", "20000", "--quiet")
     assert rc == 1, out + err
+
+
+def test_an_epsilon_over_a_curve_claim_is_a_pure_claim():
+    """--claim-epsilon over a curve claim does not inherit the δ its tests
+    aimed at: the Gaussian under a pure 0.5 claim is refuted (exactly: its
+    loss is unbounded)."""
+    base = build("gaussian").claim
+    c = Claim.override(base, 0.5, None, "test")
+    assert (c.epsilon, c.delta, c.curve) == (0.5, 0.0, None)
+    rc, out, err = _run("gaussian", "--claim-epsilon", "0.5", "--trials", "4000", "--quiet")
+    assert rc == 1, out + err
