@@ -140,8 +140,7 @@ class DeviceGenerator:
     numpy generator the audit gives (``from_numpy``)."""
 
     def __init__(self, keys, m: Optional[int] = None, refuse=None):
-        jax, jnp = jax_modules()
-        self.xp = jnp
+        self.xp = jax_modules()[1]
         self._keys = keys                 # (blocks, 2) uint32 raw keys
         self._m = m                       # runs a block (None: one key, any shape)
         self._refuse = refuse

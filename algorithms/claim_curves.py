@@ -76,17 +76,23 @@ def curve_delta(kind: str, value: float, eps) -> np.ndarray:
 
 def curve_epsilon(kind: str, value: float, delta: float) -> float:
     """The smallest ε with δ(ε) ≤ ``delta`` on the curve (bisection; the
-    curves decrease in ε), rounded up."""
-    if float(curve_delta(kind, value, 0.0)) <= delta:
+    curves decrease in ε), rounded up: +inf for δ = 0 where the curve never
+    reaches it (a Gaussian's loss is unbounded)."""
+    def d(e):
+        return float(curve_delta(kind, value, e))
+
+    if value <= 0 or d(0.0) <= delta:
         return 0.0
+    if delta <= 0:
+        return math.inf
     lo, hi = 0.0, 1.0
-    while float(curve_delta(kind, value, hi)) > delta:
+    while d(hi) > delta:
         lo, hi = hi, 2 * hi
-        if hi > 1e6:
-            return math.inf
-    for _ in range(100):
+    for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if float(curve_delta(kind, value, mid)) > delta else (lo, mid)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
     return hi
 
 

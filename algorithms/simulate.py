@@ -188,8 +188,8 @@ def simulate(alg: Algorithm, losses: np.ndarray, runs: int, rng: np.random.Gener
         raise _user_error(fn, None if fn == "init" else t + 1, exc, runs,
                           learner.n_arms) from exc
     if acts is not None:
-        out[:len(acts)] = to_numpy(rng.xp.stack([rng.xp.asarray(a) for a in acts])) if acts \
-            else out[:0]
+        if acts:
+            out[:] = to_numpy(rng.xp.stack(acts))
         total = to_numpy(total).astype(float)
     if model is None:
         return Trace(out.T, total, points=points or None, released=watched or None)

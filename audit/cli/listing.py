@@ -111,9 +111,7 @@ def white_box_modes(alg) -> list[str]:
 def claim_words(claim) -> str:
     if claim is None:
         return "none declared"
-    if claim.curve is not None:
-        return claim.words
-    words = f"ε = {claim.epsilon:g}" + (f", δ = {claim.delta:g}" if claim.delta else "")
+    words = claim.words
     if claim.per_round_epsilon is not None:
         words += f" (ε_t = {claim.per_round_epsilon:g} per round)"
     return words

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
+from algorithms.claim_curves import curve_epsilon, gdp_delta
 from algorithms.core import Algorithm, Claim
 from algorithms.errors import UserCodeError, user_call
 
@@ -190,30 +190,14 @@ def transcript_loss(alg, losses_a, losses_b, trace, advice=None) -> np.ndarray:
 # ------------------------------------------------ the worst case of one pair
 def gaussian_delta(eps: float, mu: float) -> float:
     """Exact δ(ε) of the Gaussian mechanism with sensitivity/σ = μ (Balle &
-    Wang 2018, Thm 8): Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), in log space."""
-    if mu <= 0:
-        return 0.0
-    a, b = mu / 2 - eps / mu, -mu / 2 - eps / mu
-    return max(0.0, float(ndtr(a) - math.exp(eps + log_ndtr(b))))
+    Wang 2018, Thm 8): μ-GDP's curve (``algorithms.claim_curves``)."""
+    return float(gdp_delta(eps, mu))
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
-    """The smallest ε with δ(ε) ≤ δ for the Gaussian mechanism with ratio μ
-    (``gaussian_delta`` decreases in ε), rounded up: +inf for δ = 0 and
-    μ > 0 (the loss is unbounded)."""
-    if mu <= 0 or gaussian_delta(0.0, mu) <= delta:
-        return 0.0
-    if delta <= 0:
-        return math.inf
-    lo, hi = 0.0, 1.0
-    while gaussian_delta(hi, mu) > delta:
-        lo, hi = hi, 2 * hi
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        lo, hi = (mid, hi) if gaussian_delta(mid, mu) > delta else (lo, mid)
-    return hi
+    """The smallest ε with δ(ε) ≤ δ for the Gaussian mechanism with ratio μ,
+    rounded up: +inf for δ = 0 and μ > 0 (the loss is unbounded)."""
+    return curve_epsilon("gdp", mu, delta)
 
 
 @dataclass

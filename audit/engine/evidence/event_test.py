@@ -19,6 +19,7 @@ May import: ``algorithms`` (its ``simulate``), ``attacks.events``, ``attacks.val
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from typing import Optional
@@ -140,7 +141,7 @@ class EventTestResult(EvidenceResult):
         which the certified profile follows at no further α."""
         return self.test.numerator.lower, self.test.denominator.upper
 
-    @property
+    @functools.cached_property
     def profile(self) -> Optional[dict]:
         """The chosen event's certified privacy profile
         (``algorithms.claim_curves.profile_of``): δ_lb(ε) on a grid, the
