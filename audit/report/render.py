@@ -270,6 +270,8 @@ def _claim_text(claim: dict) -> str:
     eps = f"ε = {fmt(claim.get('epsilon'))}"
     if claim.get("delta"):
         eps += f", δ = {fmt(claim.get('delta'))}"
+    if claim.get("curve"):
+        eps += f" (the point of the {claim['curve']['claim']} curve its tests aim at)"
     return eps
 
 
