@@ -49,6 +49,11 @@ class AllCoordinatesBelow:
                 out.append(int(np.all(x <= np.asarray(c)[None, :], axis=1).sum()))
         return np.asarray(out, dtype=np.int64)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = [np.all(points[t] <= np.asarray(c)[None, :], axis=1)
+               for t in self.rounds for c in self.thresholds]
+        return np.stack(out, axis=1) if out else np.zeros((len(actions), 0), dtype=bool)
+
 
 class OLORound1(Attack):
     name = "as-olo-round1"

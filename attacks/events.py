@@ -4,7 +4,11 @@ The engine only ever keeps counts: a family maps a chunk of action sequences
 ``(runs, rounds)`` (and, for learners that play points, the points x_t at the
 rounds the family lists in ``point_rounds``: ``{round: (runs, d)}``) to how
 many runs fall in each event, so memory does not grow with the number of runs.
-Every family has ``labels``, ``point_rounds`` and ``count(actions, points)``.
+Every family has ``labels``, ``point_rounds`` and ``count(actions, points)``;
+most also have ``indicators(actions, points)``, the (runs, events) matrix
+whose column sums ``count`` gives, so that the counts of many blocks of
+runs come from one pass over a chunk (``count_blocks``: coupled runs count
+every block of a chunk).
 
 Single-round events miss leaks that show only jointly (two actions that are
 each distributed alike on both sides but are coupled differently), so the
@@ -67,6 +71,10 @@ class ActionAt:
         cols = actions[:, list(self.rounds)]
         return np.stack([(cols == a).sum(axis=0) for a in range(self.n_arms)], axis=1).ravel()
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        cols = actions[:, list(self.rounds)]
+        return (cols[:, :, None] == np.arange(self.n_arms)).reshape(len(cols), -1)
+
 
 @dataclass(frozen=True)
 class JointActionAt:
@@ -90,6 +98,13 @@ class JointActionAt:
         out = [np.bincount(actions[:, s].astype(np.int64) * K + actions[:, u], minlength=K * K)
                for s, u in self.pairs]
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        K = self.n_arms
+        codes = np.arange(K * K)
+        out = [(actions[:, s].astype(np.int64) * K + actions[:, u])[:, None] == codes
+               for s, u in self.pairs]
+        return np.hstack(out) if out else np.zeros((len(actions), 0), dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -124,6 +139,15 @@ class ActionRun:
             at_least = hist[::-1].cumsum()[::-1]                   # runs with streak >= L
             out.append(at_least[[k - s + 1 for k in self.ends]])
         return np.concatenate(out)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        if not self.ends:
+            return np.zeros((len(actions), 0), dtype=bool)
+        s, last = self.start, max(self.ends)
+        block = actions[:, s:last + 1]
+        lengths = np.asarray([k - s + 1 for k in self.ends])
+        return np.hstack([np.cumprod(block == a, axis=1).sum(axis=1)[:, None] >= lengths
+                          for a in self.arms])
 
 
 # Joint events are K² a pair of rounds: at most this many in a standard
@@ -174,6 +198,14 @@ class ArmCountAtLeast:
                 out.append(hist[::-1].cumsum()[::-1][1:])  # runs with count >= c, c = 1..len
         return np.concatenate(out)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = []
+        for s, e in self.windows:
+            block = actions[:, s:e]
+            for a in range(self.n_arms):
+                out.append((block == a).sum(axis=1)[:, None] >= np.arange(1, e - s + 1))
+        return np.hstack(out) if out else np.zeros((len(actions), 0), dtype=bool)
+
 
 @dataclass(frozen=True)
 class Union:
@@ -198,6 +230,46 @@ class Union:
         return np.concatenate([p.count(actions, points) for p in self.parts])
 
 
+# The most indicator cells one pass of ``count_blocks`` builds (runs × events):
+# a chunk of 10 000 runs with thousands of events is counted a slice of
+# blocks at a time.
+MAX_CELLS = 4_000_000
+
+
+def rows_of(points, rows):
+    """The observations of the runs ``rows`` (a slice): every array cut by row."""
+    if points is None:
+        return None
+    return {k: v[rows] for k, v in points.items()}
+
+
+def count_blocks(family, actions: np.ndarray, points, m: int) -> np.ndarray:
+    """(blocks, events): ``family.count`` on each block of ``m`` consecutive
+    runs of the chunk ``actions`` (its observations ``points``), in one pass
+    of the family's ``indicators`` where it has them (a slice of blocks at a
+    time, ``MAX_CELLS``), else a count per block.  A ``Union`` counts each
+    part its own way."""
+    k = len(actions) // m
+    if k * m != len(actions):
+        raise ValueError(f"count_blocks: {len(actions)} runs is not a multiple of {m}")
+    parts = getattr(family, "parts", None)
+    if parts is not None:
+        cols = [count_blocks(p, actions, points, m) for p in parts]
+        return np.hstack(cols) if cols else np.zeros((k, 0), dtype=np.int64)
+    ind = getattr(family, "indicators", None)
+    if ind is None:
+        return np.stack([np.asarray(family.count(actions[j * m:(j + 1) * m],
+                                                 rows_of(points, slice(j * m, (j + 1) * m))),
+                                    dtype=np.int64) for j in range(k)]).reshape(k, -1)
+    step = max(1, MAX_CELLS // max(1, m * len(family.labels)))
+    out = []
+    for s in range(0, k, step):
+        rows = slice(s * m, min(k, s + step) * m)
+        x = np.asarray(ind(actions[rows], rows_of(points, rows)))
+        out.append(x.reshape(-1, m, x.shape[1]).sum(axis=1, dtype=np.int64))
+    return np.vstack(out)
+
+
 def release_rounds_of(family) -> tuple:
     """The rounds whose released values ``family`` reads (none for a family
     of actions and points)."""
@@ -219,6 +291,10 @@ class SwitchAt:
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         r = np.asarray(self.rounds, dtype=int)
         return (actions[:, r] != actions[:, r - 1]).sum(axis=0)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        r = np.asarray(self.rounds, dtype=int)
+        return actions[:, r] != actions[:, r - 1]
 
 
 @dataclass(frozen=True)
@@ -259,6 +335,15 @@ class CoordinateAbove:
                 out.append(self.test(x[:, i][:, None], c[None, :]).sum(axis=0))
                 k += 1
         return np.concatenate(out)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out, k = [], 0
+        for t in self.rounds:
+            x = points[t]
+            for i in self.coords:
+                out.append(self.test(x[:, i][:, None], np.asarray(self.thresholds[k])[None, :]))
+                k += 1
+        return np.hstack(out) if out else np.zeros((len(actions), 0), dtype=bool)
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,17 @@ class FloatGrain:
                 out += [coarse, int(inside.sum()) - coarse]
         return np.asarray(out, dtype=np.int64)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        runs = actions.shape[0]
+        out = []
+        for (key, coord), grid in zip(self.items, self.grids):
+            e, g, ok = parts(column(points, key, coord, runs))
+            for E, G in grid:
+                inside = ok & (e <= E)
+                coarse = g >= G
+                out += [inside & coarse, inside & ~coarse]
+        return np.stack(out, axis=1) if out else np.zeros((runs, 0), dtype=bool)
+
 
 def grid(sides: Sequence[np.ndarray]) -> tuple:
     """The (E, G) cuts of one number from its pilot values on the two sides

@@ -69,6 +69,15 @@ class BatchMeanAbove:
                 k += 1
         return np.concatenate(out)
 
+    def indicators(self, actions, points=None) -> np.ndarray:
+        out, k = [], 0
+        for s, e in self.batches:
+            m = np.mean([points[t] for t in range(s, e)], axis=0)
+            for i in self.coords:
+                out.append(m[:, i][:, None] > np.asarray(self.thresholds[k])[None, :])
+                k += 1
+        return np.hstack(out)
+
 
 def pilot_batch_thresholds(alg, losses_pair, batches, coords, n_thresholds=15,
                            pilot_runs=4000) -> tuple:

@@ -157,6 +157,11 @@ class SequenceIs:
         wanted = _encode(np.asarray(self.sequences, dtype=np.int64), self.n_codes)
         return (keys[:, None] == wanted[None, :]).sum(axis=0)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        keys = _encode(actions, self.n_codes)
+        wanted = _encode(np.asarray(self.sequences, dtype=np.int64), self.n_codes)
+        return keys[:, None] == wanted[None, :]
+
 
 @dataclass(frozen=True)
 class PartSequenceIs(SequenceIs):
@@ -177,6 +182,9 @@ class PartSequenceIs(SequenceIs):
 
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
         return super().count(code_part(actions, self.sizes, self.part), points)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        return super().indicators(code_part(actions, self.sizes, self.part), points)
 
 
 def code_part(codes: np.ndarray, sizes: tuple, part: int) -> np.ndarray:
@@ -221,6 +229,11 @@ class PointSumAbove:
             s = points[t].sum(axis=1)
             out.append(self.test(s[:, None], np.asarray(cs)[None, :]).sum(axis=0))
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = [self.test(points[t].sum(axis=1)[:, None], np.asarray(cs)[None, :])
+               for t, cs in zip(self.rounds, self.thresholds)]
+        return np.hstack(out) if out else np.zeros((len(actions), 0), dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -275,6 +288,16 @@ class PointCorner:
                 out.append(int(inside.sum()))
         return np.asarray(out, dtype=np.int64)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = []
+        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            x = points[t]
+            inside = np.ones(x.shape[0], dtype=bool)
+            for i, c, up in zip(cs, ths, ups):
+                inside = inside & ((x[:, i] > c) if up else (x[:, i] <= c))
+                out.append(inside)
+        return np.stack(out, axis=1) if out else np.zeros((len(actions), 0), dtype=bool)
+
 
 @dataclass(frozen=True)
 class PointCount(PointCorner):
@@ -324,6 +347,17 @@ class PointCount(PointCorner):
                 at_least = np.bincount(running[:, m - 1], minlength=m + 1)[::-1].cumsum()[::-1]
                 out += [int(at_least[k]) for k in range(m // 2 + 1, m)]
         return np.asarray(out, dtype=np.int64)
+
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        out = []
+        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
+            x = points[t][:, list(cs)]
+            ths, ups = np.asarray(ths), np.asarray(ups)
+            leaning = np.where(ups[None, :], x > ths[None, :], x <= ths[None, :])
+            running = np.cumsum(leaning, axis=1, dtype=np.int64)
+            for m in self._sizes(len(cs)):
+                out.append(running[:, m - 1][:, None] >= np.arange(m // 2 + 1, m))
+        return np.hstack(out) if out else np.zeros((len(actions), 0), dtype=bool)
 
 
 def point_corners(pts_a, pts_b, rounds) -> list:

@@ -146,6 +146,19 @@ class ValueEvents:
             out.append(at_most if self.below else v.size - at_most)
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        runs = actions.shape[0]
+        out = []
+        for s, cs in zip(self.stats, self.thresholds):
+            v = s.value(points, runs)
+            seen = np.isfinite(v)                   # nothing observed: in no event
+            m = s.mask(actions)
+            if m is not None:
+                seen &= m
+            c = np.asarray(cs, dtype=float)[None, :]
+            out.append(seen[:, None] & ((v[:, None] <= c) if self.below else (v[:, None] > c)))
+        return np.hstack(out) if out else np.zeros((runs, 0), dtype=bool)
+
 
 def tail_thresholds(values: np.ndarray, n: int = N_THRESHOLDS) -> tuple[tuple, tuple]:
     """(upper, lower) thresholds from pooled pilot values (NaN ignored): a

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from algorithms import build
+from attacks.events import rows_of
 from audit.engine import audit_algorithm
 from audit.engine.bounds import epsilon_lower_bound, one_sided_bounds
 from audit.engine.coupled import (Design, coupled_lower_bound, log_capital, plan, truncation)
@@ -200,23 +201,112 @@ def test_a_rerun_reads_the_coupled_pilots_back_from_the_store(tmp_path):
 
 
 def test_the_held_out_blocks_count_only_the_chosen_parts():
-    """Counting a union's members part by part gives the family's own
-    counts summed (on svt34-parallel's half-half pair: value, sequence and
-    part-sequence families side by side)."""
-    from audit.engine.evidence.coupled import _count_members
+    """Counting a union's members part by part, every block of a chunk in
+    one pass, gives the family's own counts of each block summed (on
+    svt34-parallel's half-half pair: value, sequence and part-sequence
+    families side by side)."""
+    from audit.engine.evidence.coupled import _members_blocks
     from audit.engine.scenarios import scenarios_for
     from algorithms.simulate import simulate
     alg = build("svt34-parallel")
     sc = [s for s in scenarios_for(alg, ["patterns"], search=False, trials=20_000)[0]
           if s.label == "patterns:half-half"][0]
     fam = sc.events
-    tr = simulate(alg, sc.losses_a, 3000, np.random.default_rng(5),
+    m = 500
+    tr = simulate(alg, sc.losses_a, 6 * m, np.random.default_rng(5),
                   point_rounds=tuple(getattr(fam, "point_rounds", ())))
-    full = np.asarray(fam.count(tr.actions, tr.observed()))
+    obs = tr.observed()
+    full = np.stack([np.asarray(fam.count(tr.actions[j * m:(j + 1) * m],
+                                          rows_of(obs, slice(j * m, (j + 1) * m))))
+                     for j in range(6)])
     rng = np.random.default_rng(1)
     for _ in range(20):
-        members = sorted(rng.choice(len(full), size=int(rng.integers(1, 6)), replace=False))
-        assert _count_members(fam, tr.actions, tr.observed(), members) == full[members].sum()
+        members = sorted(rng.choice(full.shape[1], size=int(rng.integers(1, 6)), replace=False))
+        np.testing.assert_array_equal(_members_blocks(fam, tr.actions, obs, members, m),
+                                      full[:, members].sum(axis=1))
+
+
+def _leaves(fam) -> set:
+    parts = getattr(fam, "parts", None)
+    return {type(fam).__name__} if parts is None else set().union(*map(_leaves, parts))
+
+
+def test_every_family_counts_blocks_as_a_count_per_block(monkeypatch):
+    """``count_blocks`` (one pass of a family's indicators over a chunk)
+    gives exactly ``count`` on each block, for every family coupled audits
+    count: actions, joint actions, switches, arm counts, points, releases
+    (``ValueEvents``), floating-point grain, code sequences and the learned
+    witness — checked on every chunk of three small audits."""
+    import audit.engine.evidence.coupled as C
+    real, kinds = C.count_blocks, set()
+
+    def checked(fam, actions, points, m):
+        got = real(fam, actions, points, m)
+        want = np.stack([np.asarray(fam.count(actions[j * m:(j + 1) * m],
+                                              rows_of(points, slice(j * m, (j + 1) * m))))
+                         for j in range(len(actions) // m)])
+        np.testing.assert_array_equal(got, want)
+        kinds.update(_leaves(fam))
+        return got
+    monkeypatch.setattr(C, "count_blocks", checked)
+    from tests import as_written_zoo  # noqa: F401 - the float Laplace's module
+    for name, attacks in (("tests.as_written_zoo:SniperLaplace", None),
+                          ("mutant-noise-tau", ["canary"]), ("private-exp3", ["search"]),
+                          ("svt34-parallel", ["patterns"])):
+        audit_algorithm(build(name), attacks=attacks, trials=4_000, modes=["black-box"],
+                        coupled=True, pairs=None)
+    assert {"FloatGrain", "ValueEvents", "Witness", "ActionAt", "JointActionAt",
+            "SequenceIs", "CoordinateAbove"} <= kinds, kinds
+
+
+def _lazy_noise(row_draws: bool):
+    """A two-arm learner that draws fresh noise only when some run's noisy
+    score crossed zero — a draw whose making depends on the runs' data —
+    declaring (falsely, with ``row_draws``) that every draw is a row per
+    run."""
+    from algorithms import Algorithm, Claim, Learner
+
+    def init(runs, rng):
+        return {"s": rng.laplace(0.0, 1.0, runs)}
+
+    def act(state, advice, rng):
+        return state, (state["s"] > 0).astype(np.int64)
+
+    def feed(state, actions, losses, rng):
+        s = state["s"] + np.asarray(losses)[actions] - 0.5
+        if (s > 1.5).any():
+            s = s + rng.laplace(0.0, 1.0, len(s))
+        return {"s": s}
+
+    return Algorithm("lazy-noise", Learner(init, act, feed, 2),
+                     Claim(1.0, 0.0, "actions", "test"), 12, 2, {},
+                     extra={"row_draws": row_draws})
+
+
+def test_the_blocks_probe_checks_a_learners_row_draws_declaration():
+    """``blocks_probe`` finds, on the audit's own pair, whether a chunk's
+    blocks may run in one call: registered learners whose draws are rows
+    ("blocked"), FTPL's resampling of the runs still waiting ("per-block":
+    coupled runs would cost a call a block, so the default runs them
+    independent), and a user's false ``row_draws`` declaration ("refused":
+    not used, said in the result's notes)."""
+    from audit.engine.audit import check_blocks, runs_coupled
+    from audit.engine.evidence.coupled import blocks_probe
+    from audit.engine.scenarios import scenarios_for
+
+    def word(alg):
+        sc = [s for s in scenarios_for(alg, None, search=False, events=False)[0]
+              if s.algorithm is alg][0]
+        return blocks_probe(sc.algorithm, (sc.losses_a, sc.losses_b), sc.advice, sc.rounds), sc
+    assert word(build("private-exp3"))[0] == "blocked"
+    got, ftpl = word(build("private-ftpl"))
+    assert got == "per-block"
+    assert not runs_coupled(ftpl, None, {}, check_blocks([ftpl], None, {}))
+    assert runs_coupled(ftpl, True, {}, check_blocks([ftpl], True, {}))
+    assert word(_lazy_noise(True))[0] == "refused" and word(_lazy_noise(False))[0] == "per-block"
+    res = audit_algorithm(_lazy_noise(True), trials=2_000, modes=["black-box"])
+    assert any("row_draws" in n and "not used" in n for n in res.notes), res.notes
+    assert all(r.kind == "black-box" and not hasattr(r, "block_runs") for r in res.results)
 
 
 def test_runs_are_coupled_by_default_and_independent_on_request(tmp_path):

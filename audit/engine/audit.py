@@ -9,6 +9,7 @@ May import: ``algorithms``, ``attacks``, ``audit.execution``, ``audit.engine``.
 """
 from __future__ import annotations
 
+import functools
 import shlex
 import time
 from typing import Optional, Sequence
@@ -18,7 +19,7 @@ import numpy as np
 from algorithms.core import Algorithm, Claim
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
-from audit.engine.evidence.coupled import CoupledEventTestEvidence
+from audit.engine.evidence.coupled import CoupledEventTestEvidence, blocks_probe
 from audit.engine.reproducibility import check_own_randomness
 from audit.engine.sampling import Sampler, pairs_namespace
 from audit.engine.scenarios import SEARCH, check_scenarios, scenarios_for, search_wanted
@@ -114,6 +115,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             attacks is None and "black-box" in wanted and SEARCH not in names))
     check_scenarios(scenarios, claim)
     unseeded = check_randomness(scenarios)
+    blocking = check_blocks(scenarios, coupled, unseeded) if "black-box" in wanted else {}
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     not_reproducible = next(iter(unseeded.values()), None)
     left_out: list = []
@@ -173,7 +175,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    evidence = [black_box_kind(sc, coupled, unseeded)(
+    evidence = [black_box_kind(sc, coupled, unseeded, blocking)(
                     device.place(sc) if device else sc, i, claim_of(sc, claim, overridden),
                     learned=witness, hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
@@ -199,7 +201,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        refused=tuple(refusal_reason(found) for found in refused.values())
                        + ((f"they need the code's own draws, and {not_reproducible}",)
                           if left_out else ()) + disagreements,
-                       notes=tuple(audit_notes(alg, claim, scenarios, black)),
+                       notes=tuple(audit_notes(alg, claim, scenarios, black)
+                                   + blocks_notes(scenarios, blocking)),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command),
@@ -263,26 +266,64 @@ def placement(alg: Algorithm, backend: str, black: bool) -> Optional[Placement]:
     return Placement(backend)
 
 
-def runs_coupled(scenario, coupled: Optional[bool], unseeded: dict) -> bool:
+def runs_coupled(scenario, coupled: Optional[bool], unseeded: dict,
+                 blocking: Optional[dict] = None) -> bool:
     """Whether a pair's black-box test runs on coupled runs: as asked
     (``coupled`` True or False), else wherever they cost no more than
     independent ones and the audit seeds the code — code run one call per
     run (a block is as many calls as its runs), and a vectorised learner
-    whose draws run blocked (``row_draws``: a chunk's blocks in one call).
-    A vectorised learner whose draws depend on its runs' data would pay a
-    call per block (tbe-svt: four times the time) and runs independent by
+    whose draws run blocked (``blocking``: ``check_blocks``'s word for its
+    algorithm, "blocked" where a chunk's blocks run in one call; without
+    it, its ``row_draws`` declaration).  A vectorised learner whose draws
+    depend on its runs' data, or cannot be cut by run (FTPL's geometric
+    resampling redraws only for the runs still waiting), would pay a call
+    per block (tbe-svt: four times the time) and runs independent by
     default; code drawing its own entropy gains nothing from shared seeds."""
     if coupled is not None:
         return coupled
-    extra = scenario.algorithm.extra if isinstance(scenario.algorithm.extra, dict) else {}
-    cheap = bool(extra.get("row_draws") or extra.get("per_run_calls"))
-    return cheap and id(scenario.algorithm) not in unseeded
+    alg = scenario.algorithm
+    extra = alg.extra if isinstance(alg.extra, dict) else {}
+    blocked = (blocking.get(id(alg)) == "blocked" if blocking is not None
+               else bool(extra.get("row_draws")))
+    cheap = bool(blocked or extra.get("per_run_calls"))
+    return cheap and id(alg) not in unseeded
 
 
-def black_box_kind(scenario, coupled: Optional[bool], unseeded: dict):
-    """The evidence class of a pair's black-box test (``runs_coupled``)."""
-    return (CoupledEventTestEvidence if runs_coupled(scenario, coupled, unseeded)
-            else KINDS["black-box"])
+def black_box_kind(scenario, coupled: Optional[bool], unseeded: dict,
+                   blocking: Optional[dict] = None):
+    """The evidence class of a pair's black-box test (``runs_coupled``);
+    coupled runs of a learner ``check_blocks`` did not find blocked run a
+    call per block."""
+    if not runs_coupled(scenario, coupled, unseeded, blocking):
+        return KINDS["black-box"]
+    if blocking is None:
+        return CoupledEventTestEvidence
+    return functools.partial(CoupledEventTestEvidence,
+                             blocked=blocking.get(id(scenario.algorithm)) == "blocked")
+
+
+def check_blocks(scenarios, coupled: Optional[bool], unseeded: dict) -> dict:
+    """``blocks_probe`` once per vectorised algorithm run (on its scenario
+    with the longest prefix) that says its draws are one row per run —
+    unless the runs are independent anyway: ``id`` → its word."""
+    if coupled is False:
+        return {}
+    out = {}
+    for key, sc in longest_scenarios(scenarios).items():
+        if key not in unseeded and sc.algorithm.extra.get("row_draws"):
+            out[key] = blocks_probe(sc.algorithm, (sc.losses_a, sc.losses_b), sc.advice,
+                                    sc.rounds)
+    return out
+
+
+def blocks_notes(scenarios, blocking: dict) -> list[str]:
+    """A note for each algorithm whose ``row_draws`` declaration the probe
+    refuted."""
+    names = {id(sc.algorithm): sc.algorithm.name for sc in scenarios}
+    return [f"{names[k]} declares that every draw is one row per run (row_draws), but a probe "
+            f"of its blocks run together played otherwise than each block run alone: the "
+            f"declaration is not used (its coupled blocks run one call each; by default its "
+            f"runs are independent)" for k, word in blocking.items() if word == "refused"]
 
 
 # How far a declared model's exact figure may lie above the trace's on the
@@ -431,17 +472,23 @@ def check_randomness(scenarios) -> dict:
     randomness the audit cannot seed are returned (``id`` → the reason):
     their runs are independent, but only in one process, one after another
     (``in_process``), and no seed reproduces them."""
+    out = {}
+    for key, sc in longest_scenarios(scenarios).items():
+        why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
+        if why is not None:
+            out[key] = why
+    return out
+
+
+def longest_scenarios(scenarios) -> dict:
+    """``id`` of each algorithm run → its scenario with the longest prefix
+    (what an algorithm does only in later rounds shows there)."""
     longest = {}
     for sc in scenarios:
         key = id(sc.algorithm)
         if key not in longest or (sc.rounds or 0) > (longest[key].rounds or 0):
             longest[key] = sc
-    out = {}
-    for key, sc in longest.items():
-        why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
-        if why is not None:
-            out[key] = why
-    return out
+    return longest
 
 
 def in_process() -> Executor:
@@ -466,8 +513,9 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     ``witness`` as ``audit_algorithm``'s."""
     check_scenarios(scenarios, claim)
     unseeded = check_randomness(scenarios)
+    blocking = check_blocks(scenarios, coupled, unseeded)
     ex = in_process() if unseeded else executor or Executor(jobs=jobs)
-    evidence = [black_box_kind(sc, coupled, unseeded)(
+    evidence = [black_box_kind(sc, coupled, unseeded, blocking)(
                     sc, i, claim.scaled_for_group(sc.group_size), learned=witness)
                 for i, sc in enumerate(scenarios)]
     return collect(evidence, trials, confidence, Sampler(seed, ex, progress))

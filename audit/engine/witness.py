@@ -164,6 +164,10 @@ class Witness:
         below = np.searchsorted(s, np.asarray(self.thresholds), side="left")
         return np.concatenate([len(s) - below, below]).astype(np.int64)
 
+    def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
+        below = self.score(actions, points)[:, None] < np.asarray(self.thresholds)[None, :]
+        return np.hstack([~below, below])
+
     def describe(self) -> dict:
         return {"classifier": "logistic", "training_runs_per_side": list(self.trained_on),
                 "training_streams": list(TRAINING_STREAMS),

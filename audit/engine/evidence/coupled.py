@@ -36,7 +36,7 @@ from typing import Optional
 import numpy as np
 
 from algorithms.simulate import simulate
-from attacks.events import release_rounds_of
+from attacks.events import count_blocks, release_rounds_of
 from audit.engine.bounds import EventTest, max_detectable_epsilon, one_sided_bounds
 from audit.engine.coupled import Design, Plan, max_coupled_epsilon, plan, plan_lower_bound
 from audit.engine.evidence.event_test import (EventTestEvidence, EventTestResult,
@@ -79,54 +79,57 @@ def split(trials: int) -> tuple[int, int, int]:
     return m, pilot, max(MIN_PILOT_BLOCKS, blocks - pilot)
 
 
-def _blocks_task(scenario, events, m: int, members=None):
+def _blocks_task(scenario, events, m: int, members=None, blocked: bool = True):
     """``task(runs, rng)``: the chunk's runs in blocks of ``m``, both sides
     of each block from one child seed of the chunk's stream; per block, the
     counts of every event (``members`` None) or of the union ``members``,
     on each side.  Every block has ``m`` runs (callers ask for a multiple
-    of ``m``)."""
+    of ``m``).  ``blocked``: the learner may run a chunk's blocks in one
+    call (``blocks_probe``); else each block is a call of its own."""
     wanted = tuple(getattr(events, "point_rounds", ()))
     releases = release_rounds_of(events)
     alg = scenario.algorithm
 
     def tally(actions, observed):
+        # Every block of the chunk in one pass (``attacks.events.count_blocks``).
         if members is None:
-            return events.count(actions, observed)
-        return np.int64(_count_members(events, actions, observed, members))
+            return count_blocks(events, actions, observed, m)
+        return _members_blocks(events, actions, observed, list(members), m)
 
-    def count(losses, size, seed):
-        tr = simulate(alg, losses, size, np.random.default_rng(seed), advice=scenario.advice,
-                      rounds=scenario.rounds, point_rounds=wanted, release_rounds=releases)
-        return tally(tr.actions, tr.observed())
+    def run(losses, size, rng):
+        return simulate(alg, losses, size, rng, advice=scenario.advice, rounds=scenario.rounds,
+                        point_rounds=wanted, release_rounds=releases)
 
     def by_block(losses, seeds):
         """Every block's counts from one call on all of them (``BlockedGenerator``),
         or None where the learner's draws cannot be cut by block."""
         g = BlockedGenerator(seeds, m)
         try:
-            tr = simulate(alg, losses, m * len(seeds), g, advice=scenario.advice,
-                          rounds=scenario.rounds, point_rounds=wanted, release_rounds=releases)
+            tr = run(losses, m * len(seeds), g)
         except Exception:
             if g.failed is None:
                 raise
         if g.failed is not None:
             blockable[0] = False
             return None
-        acts, seen = tr.actions, tr.observed()
-        out = []
-        for j in range(len(seeds)):
-            rows = slice(j * m, (j + 1) * m)
-            obs = None if seen is None else {k: v[rows] for k, v in seen.items()}
-            out.append(tally(acts[rows], obs))
-        return out
+        return tally(tr.actions, tr.observed())
+
+    def one_call_each(losses, seeds):
+        """Each block in a call of its own, counted together."""
+        traces = [run(losses, m, np.random.default_rng(s)) for s in seeds]
+        seen = [tr.observed() for tr in traces]
+        obs = None if seen[0] is None else {k: np.concatenate([o[k] for o in seen])
+                                             for k in seen[0]}
+        return tally(np.concatenate([tr.actions for tr in traces]), obs)
 
     # Only a learner that says every draw is a row per run, made whatever
     # the runs' data (``Entry.row_draws``, checked by tests/test_blocks.py
-    # for every registered one), runs its blocks in one call: one that
-    # draws only when some run needs it would draw for block j because of
-    # block k, and blocks would no longer be independent.  Cleared for good
-    # (in this process) by the first draw that cannot be cut by block.
-    blockable = [bool(alg.extra.get("row_draws"))]
+    # for every registered one and by ``blocks_probe`` on the audit's own
+    # pair for every learner), runs its blocks in one call: one that draws
+    # only when some run needs it would draw for block j because of block
+    # k, and blocks would no longer be independent.  Cleared for good (in
+    # this process) by the first draw that cannot be cut by block.
+    blockable = [bool(blocked and alg.extra.get("row_draws"))]
 
     def task(runs, rng):
         if runs % m:
@@ -142,25 +145,64 @@ def _blocks_task(scenario, events, m: int, members=None):
             b = by_block(scenario.losses_b, seeds) if a is not None else None
             if b is not None:
                 return np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
-        a = [count(scenario.losses_a, m, s) for s in seeds]
-        b = [count(scenario.losses_b, m, s) for s in seeds]
-        return np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
+        return (np.asarray(one_call_each(scenario.losses_a, seeds), dtype=dtype),
+                np.asarray(one_call_each(scenario.losses_b, seeds), dtype=dtype))
     return task
 
 
-def _count_members(family, actions, observed, members) -> int:
-    """The summed counts of the family's events ``members`` (indices into
-    its labels), counting only the parts of a ``Union`` that hold one: the
-    held-out blocks need one event, not the family's thousands."""
+# The probe of a learner's blocked draws: this many blocks of this many
+# runs, on streams no audit run uses (four entropy words; audit chunks have
+# a spawn key).
+PROBE_BLOCKS, PROBE_RUNS = 4, 16
+PROBE_WORDS = (0xB10C, 0x9B0BE, 0, 0)
+
+
+def blocks_probe(alg, losses_pair, advice=None, rounds=None) -> str:
+    """How coupled runs of the vectorised learner ``alg`` may run a chunk's
+    blocks: ``"blocked"`` — in one call (``BlockedGenerator``), its
+    ``row_draws`` declaration confirmed on a probe of its own pair, both
+    sides, the whole prefix: the blocks run together play, block for
+    block, exactly what each block run alone plays; ``"per-block"`` — a
+    call each (no declaration, or a draw that cannot be cut by row);
+    ``"refused"`` — declared, but the blocks run together played otherwise
+    than run alone: the declaration is false (a draw made only when some
+    run needs it), and blocks run a call each.  The probe can miss a
+    dependence its few runs do not show; registered learners are checked
+    on many more (tests/test_blocks.py)."""
+    if not alg.extra.get("row_draws"):
+        return "per-block"
+    seeds = [np.random.SeedSequence(list(PROBE_WORDS[:3]) + [j]) for j in range(PROBE_BLOCKS)]
+    for losses in losses_pair:
+        g = BlockedGenerator(seeds, PROBE_RUNS)
+        try:
+            whole = simulate(alg, losses, PROBE_RUNS * PROBE_BLOCKS, g, advice=advice,
+                             rounds=rounds)
+        except Exception:
+            if g.failed is None:
+                raise
+        if g.failed is not None:
+            return "per-block"
+        alone = [simulate(alg, losses, PROBE_RUNS, np.random.default_rng(s), advice=advice,
+                          rounds=rounds).actions for s in seeds]
+        if not np.array_equal(np.asarray(whole.actions), np.concatenate(alone)):
+            return "refused"
+    return "blocked"
+
+
+def _members_blocks(family, actions, observed, members, m) -> np.ndarray:
+    """Per block of ``m`` runs, the summed counts of the family's events
+    ``members`` (indices into its labels), counting only the parts of a
+    ``Union`` that hold one: the held-out blocks need one event, not the
+    family's thousands."""
     parts = getattr(family, "parts", None)
     if parts is None:
-        return int(np.asarray(family.count(actions, observed))[list(members)].sum())
-    total, offset = 0, 0
+        return count_blocks(family, actions, observed, m)[:, members].sum(axis=1)
+    total, offset = np.zeros(len(actions) // m, dtype=np.int64), 0
     for part in parts:
         n = len(part.labels)
         mine = [i - offset for i in members if offset <= i < offset + n]
         if mine:
-            total += _count_members(part, actions, observed, mine)
+            total = total + _members_blocks(part, actions, observed, mine, m)
         offset += n
     return total
 
@@ -238,8 +280,10 @@ class CoupledEventTestEvidence(EventTestEvidence):
 
     shares = CoupledTestResult.shares
 
-    def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None, hints=()):
+    def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None, hints=(),
+                 blocked: bool = True):
         super().__init__(scenario, index, claim, learned=learned, hints=hints)
+        self.blocked = blocked          # ``blocks_probe`` allowed a chunk's blocks in one call
         self.plan: Optional[Plan] = None
         self.chosen: Optional[tuple] = None      # (label, members, complement?)
         self._split = None
@@ -274,7 +318,8 @@ class CoupledEventTestEvidence(EventTestEvidence):
     def _block_requests(self) -> list[Request]:
         self._stage = "blocks"
         m, pilot, _ = self._split
-        return [Request(_blocks_task(self.scenario, self.events, m), pilot * m,
+        return [Request(_blocks_task(self.scenario, self.events, m, blocked=self.blocked),
+                        pilot * m,
                         (self.index, STREAMS[0]), "coupled-pilot", chunk=_chunk(m),
                         keep=False)]
 
@@ -338,7 +383,8 @@ class CoupledEventTestEvidence(EventTestEvidence):
                             "coupled", chunk=_chunk(m))]
         label, members, _ = self.chosen
         digest = hashlib.sha256(f"{label}\n{members}\n{m}".encode()).hexdigest()[:16]
-        return [Request(_blocks_task(self.scenario, self.events, m, list(members)), test * m,
+        return [Request(_blocks_task(self.scenario, self.events, m, list(members),
+                                     blocked=self.blocked), test * m,
                         (self.index, STREAMS[1]), f"coupled-{digest}",
                         chunk=_chunk(m))]
 
