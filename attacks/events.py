@@ -73,7 +73,8 @@ class ActionAt:
 
     def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
         cols = actions[:, list(self.rounds)]
-        return (cols[:, :, None] == np.arange(self.n_arms)).reshape(len(cols), -1)
+        return (cols[:, :, None] == np.arange(self.n_arms)).reshape(len(cols),
+                                                                    cols.shape[1] * self.n_arms)
 
 
 @dataclass(frozen=True)
@@ -264,9 +265,10 @@ def count_blocks(family, actions: np.ndarray, points, m: int) -> np.ndarray:
     step = max(1, MAX_CELLS // max(1, m * len(family.labels)))
     out = []
     for s in range(0, k, step):
-        rows = slice(s * m, min(k, s + step) * m)
+        stop = min(k, s + step)
+        rows = slice(s * m, stop * m)
         x = np.asarray(ind(actions[rows], rows_of(points, rows)))
-        out.append(x.reshape(-1, m, x.shape[1]).sum(axis=1, dtype=np.int64))
+        out.append(x.reshape(stop - s, m, x.shape[1]).sum(axis=1, dtype=np.int64))
     return np.vstack(out)
 
 

@@ -507,14 +507,32 @@ def pilot_score(ca, cb, n: int) -> tuple[float, float]:
     return score, float(plug.max()) if plug.size else 0.0
 
 
+def _pilot_pair(alg, pair, advice, n, rounds, pts, rel, key) -> list:
+    """One pilot batch of a candidate: (actions, points, releases) of ``n``
+    runs on each side, side s from ``pilot_rng(key, s)``."""
+    out = []
+    for side, losses in enumerate(pair):
+        tr = simulate(alg, losses, n, pilot_rng(key, side), advice=advice, rounds=rounds,
+                      point_rounds=pts, release_rounds=rel)
+        out.append((tr.actions, tr.points or {}, tr.released or {}))
+    return out
+
+
+def _here(fn, jobs):
+    return (fn(*job) for job in jobs)
+
+
 class _Pilot:
     """Pilot runs and scores of every candidate tried, kept so that the
     finalists' point thresholds come from all their pilot runs.  ``spaces``
     are the audited algorithm's (first) and its swept variants'."""
 
-    def __init__(self, spaces, phase=None):
+    def __init__(self, spaces, phase=None, pmap=None):
         self.spaces = list(spaces) if isinstance(spaces, (list, tuple)) else [spaces]
         self.space, self.phase = self.spaces[0], phase
+        # ``pmap(fn, argument tuples)``: the results in order (an iterator),
+        # possibly from other processes; None: here, one after another.
+        self.pmap = pmap
         # candidate -> [actions ℓ, actions ℓ′, points ℓ, points ℓ′, releases ℓ, releases ℓ′]
         self.runs: dict = {}
         self.rows = 0               # row-rounds simulated
@@ -529,22 +547,31 @@ class _Pilot:
         self.runs = {}
 
     def simulate(self, c: Candidate, n: int) -> None:
-        space = self.space_of(c)
-        alg = space.alg
-        a, b, advice = space.pair(c, c.rounds)
-        pts = space.point_rounds(c) if alg.learner.point is not None else ()
-        rel = space.releasing(c) if space.releases else ()
-        self.keys += 1
-        store = self.runs.setdefault(c, [[], [], [], [], [], []])
-        for side, losses in enumerate((a, b)):
-            tr = simulate(alg, losses, n, pilot_rng(self.keys, side), advice=advice,
-                          rounds=c.rounds, point_rounds=pts, release_rounds=rel)
-            store[side].append(tr.actions)
-            store[2 + side].append(tr.points or {})
-            store[4 + side].append(tr.released or {})
-        self.rows += call_cost(c, n, space.overhead)
-        if self.phase is not None:
-            self.phase.to(self.rows)
+        self.simulate_all([c], n)
+
+    def simulate_all(self, cands: list, n: int) -> None:
+        """``n`` runs of both sides of every candidate, each batch on its own
+        stream key (taken in the candidates' order, so the runs are the same
+        wherever ``pmap`` runs them)."""
+        jobs = []
+        for c in cands:
+            space = self.space_of(c)
+            alg = space.alg
+            a, b, advice = space.pair(c, c.rounds)
+            pts = space.point_rounds(c) if alg.learner.point is not None else ()
+            rel = space.releasing(c) if space.releases else ()
+            self.keys += 1
+            jobs.append((alg, (a, b), advice, n, c.rounds, pts, rel, self.keys))
+        outs = (self.pmap or _here)(_pilot_pair, jobs)
+        for c, out in zip(cands, outs):
+            store = self.runs.setdefault(c, [[], [], [], [], [], []])
+            for side, (actions, points, released) in enumerate(out):
+                store[side].append(actions)
+                store[2 + side].append(points)
+                store[4 + side].append(released)
+            self.rows += call_cost(c, n, self.space_of(c).overhead)
+            if self.phase is not None:
+                self.phase.to(self.rows)
 
     def n(self, c: Candidate) -> int:
         return sum(x.shape[0] for x in self.runs[c][0])
@@ -711,8 +738,7 @@ def halving(pilot: _Pilot, cands: list, budget: float, keep: int) -> tuple[list,
         per_run = sum(call_cost(c, 1, over) - call_cost(c, 0, over) for c in alive)
         fixed = sum(call_cost(c, 0, over) for c in alive)
         n = int(min(MAX_RUNS, max(MIN_RUNS, (share - fixed) // per_run)))
-        for c in alive:
-            pilot.simulate(c, n)
+        pilot.simulate_all(alive, n)
         # A swept variant that shows nothing ranks after the audited
         # algorithm's pairs of the same score (it is cheaper, not better).
         ranked = sorted((Ranked(c, *pilot.score(c), pilot.n(c)) for c in alive),
@@ -821,12 +847,14 @@ class NeighbourSearch(Attack):
         return a, advice
 
     def scenarios(self, alg: Algorithm, progress=None,
-                  trials: int | None = None) -> list[Scenario]:
+                  trials: int | None = None, pmap=None) -> list[Scenario]:
         """``progress(name, total, unit)``, when given, opens the phase the
         pilot reports its row-rounds to (the engine passes its reporter's
         ``phase``: attacks never import the engine's progress machinery);
         ``trials``, the audit's runs a side, sizes the pilot of code run
-        as written (``pilot_share``)."""
+        as written (``pilot_share``); ``pmap(fn, argument tuples)``, when
+        given, runs each rung's candidates' batches (in other processes:
+        slow code's pilot on every worker), their results in order."""
         space = _Space(alg)
         probes = _probes(space)
         spaces = [space] + _variant_spaces(alg)
@@ -835,7 +863,7 @@ class NeighbourSearch(Attack):
         budget = space.budget * pilot_share(alg, trials)
         with (progress or _Silent)(f"neighbour search pilot ({alg.name})",
                                    int(budget * (1 + FOLLOW)), "row-rounds") as phase:
-            pilot = _Pilot(spaces, phase)
+            pilot = _Pilot(spaces, phase, pmap)
             stage1, screened = halving(pilot, first + probes, STAGE1 * budget,
                                        keep=PROBE_ROUNDS)
             # Follow the best rounds' windows: where the two sides still

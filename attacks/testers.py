@@ -673,10 +673,10 @@ class Search(NeighbourSearch):
         return search_candidates(alg)[0][1], None
 
     def scenarios(self, alg: Algorithm, progress=None,
-                  trials: int | None = None) -> list[Scenario]:
+                  trials: int | None = None, pmap=None) -> list[Scenario]:
         if is_stream(alg):
             return stream_search(alg, pilot_share(alg, trials))
-        return super().scenarios(alg, progress, trials)
+        return super().scenarios(alg, progress, trials, pmap)
 
 
 FAMILY_ATTACKS = (Patterns(),)

@@ -200,11 +200,13 @@ def test_plain_lines_are_rate_limited_with_an_estimate_and_a_final_line():
             phase.to(done)
             clock.now += 0.75
     lines = stream.getvalue().splitlines()
-    # 15 s of work: a line at ≥ 5 s and ≥ 10 s, then the final line.
-    assert len(lines) == 3, lines
+    # 15 s of work: a line at ≥ 1 s (a slow phase shows at once), then at
+    # ≥ 5 s after it (6 s, 11 s), then the final line.
+    assert len(lines) == 4, lines
     assert re.fullmatch(r"audit: black-box canary \d+% \(\d+/200000 runs\), \d+\.\d s elapsed, "
                         r"~\d+\.\d s left", lines[0]), lines[0]
-    assert lines[0].startswith("audit: black-box canary 35% (70000/200000 runs), 5.2 s elapsed")
+    assert lines[0].startswith("audit: black-box canary 10% (20000/200000 runs), 1.5 s elapsed")
+    assert lines[1].startswith("audit: black-box canary 45% (90000/200000 runs), 6.8 s elapsed")
     assert lines[-1] == "audit: black-box canary done (200000/200000 runs) in 15.8 s"
 
 

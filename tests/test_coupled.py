@@ -340,3 +340,14 @@ def test_runs_are_coupled_by_default_and_independent_on_request(tmp_path):
     bad = audit_here("run", "laplace", "--coupled", "--runs", "independent", "--trials", "1000",
                      cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--coupled" in bad.stderr
+
+
+def test_a_family_with_no_events_counts_blocks_of_no_columns():
+    """An empty family (a value family whose pilot saw no spread, actions at
+    no round) counts (blocks, 0), as ``count`` counts nothing."""
+    from attacks.events import ActionAt, Union, count_blocks
+    from attacks.values import ValueEvents
+    acts = np.zeros((48, 3), dtype=np.int64)
+    for fam in (ActionAt((), 2), ValueEvents((), ()), Union((ActionAt((), 2), ActionAt((1,), 2)))):
+        got = count_blocks(fam, acts, None, 16)
+        assert got.shape == (3, len(fam.labels))

@@ -396,3 +396,58 @@ def test_check_terminated_exits_143_with_one_line(monkeypatch, capsys, tmp_path,
     err = capsys.readouterr().err
     assert err == "audit: interrupted (SIGTERM)\n", err
     assert signal.getsignal(signal.SIGTERM) is own_sigterm_handler
+
+
+STUCK = '''
+import hashlib, os
+import numpy as np
+
+class Stuck:
+    """A learner whose first choice sits in one long C call (a solver's
+    stand-in: key stretching, no signal checks) after writing a marker."""
+    claim_epsilon = 1.0
+
+    def __init__(self, n_arms=2, horizon=4):
+        self.k = n_arms
+
+    def select_arm(self):
+        open(os.environ["STUCK_MARKER"], "w").close()
+        hashlib.pbkdf2_hmac("sha256", b"x", b"y", 2 ** 31 - 1)
+        return int(np.random.randint(self.k))
+
+    def update(self, arm, reward):
+        pass
+'''
+
+
+def test_sigterm_stops_an_audit_stuck_in_a_c_call_of_the_algorithms_code(tmp_path):
+    """SIGTERM while the algorithm's code sits in one long C call (which runs
+    no Python signal handler until it returns — here for hours): the command
+    ends within the grace period with 143 and one line saying why."""
+    import signal
+    import time
+    from audit.cli.common import TERM_GRACE
+    (tmp_path / "stuckmod.py").write_text(STUCK)
+    marker = tmp_path / "marker"
+    env = {**os.environ, "STUCK_MARKER": str(marker)}
+    proc = subprocess.Popen([*audit_command(), "run", "stuckmod:Stuck", "--no-store",
+                             "--jobs", "1", "--trials", "2000"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert marker.exists(), proc.communicate(timeout=5)
+        time.sleep(0.5)                 # inside the C call
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=TERM_GRACE + 20)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert took < TERM_GRACE + 10, took
+    assert err.count("audit: interrupted (SIGTERM)") == 1, err
+    assert "did not return to Python" in err and "Traceback" not in err

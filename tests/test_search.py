@@ -305,3 +305,19 @@ def test_moving_backgrounds_abandon_and_revisit_the_changed_arm():
     short = _Space(build("private-exp3", horizon=20))
     assert not {c.background for c in short.variants(3)} & {f"revisit-{g}" for g in
                                                             REVISIT_GAPS if g > 4}
+
+
+def test_the_pilot_of_code_as_written_is_the_same_on_two_workers():
+    """The search's pilot of a class run one call per run spreads each
+    rung's batches over worker processes (``process_map``); every batch
+    keeps its stream key, so the finalists, their pilot runs and the
+    row-rounds counted are exactly those of one process."""
+    from algorithms import build
+    from audit.execution.executor import process_map
+    alg = build("tests.as_written_algos:NoisyEpsGreedy", horizon=6, epsilon=1.0)
+    # A small pilot (a test, not an audit): 2 000 runs a side's share.
+    here = ATTACKS["search"].scenarios(alg, trials=2_000)
+    two = ATTACKS["search"].scenarios(alg, trials=2_000, pmap=process_map(2))
+    assert [s.label for s in here] == [s.label for s in two] and here
+    for a, b in zip(here, two):
+        assert a.notes == b.notes and a.events.labels == b.events.labels

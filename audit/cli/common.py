@@ -61,29 +61,87 @@ def interrupted_line(exc: KeyboardInterrupt) -> str:
     return line
 
 
+# Seconds a SIGTERM may wait for the main thread to return to Python (an
+# algorithm's code inside a long C call — a solver, a big linear-algebra
+# call — runs no Python signal handler until it returns) before the command
+# stops without its clean-up.
+TERM_GRACE = 5.0
+
+
 class sigterm_interrupts:
     """``with sigterm_interrupts():`` — SIGTERM raises ``Terminated`` in the
     main thread, so a terminated command cleans up as after Ctrl-C.  The
     first SIGTERM does; later ones are ignored while it cleans up.  The
     previous handler is restored on the way out.  Outside the main thread,
-    where no handler can be set, nothing changes."""
+    where no handler can be set, nothing changes.
+
+    Python runs a signal handler only between bytecodes: code stuck in one
+    long C call would ignore SIGTERM until the call returns.  So a watcher
+    thread hears every signal too (``signal.set_wakeup_fd``, written by the
+    C-level handler whatever the main thread is doing); where the handler has
+    not run ``TERM_GRACE`` seconds after a SIGTERM, it prints the
+    interruption line and ends the process with 143 at once.  Completed
+    chunks are each committed to the store as they finish, so they are kept
+    either way."""
 
     def __enter__(self):
         import signal
         import threading
         self.previous = None
+        self._wakeup = None
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGTERM, self._handle)
+            self._watch()
         return self
 
-    @staticmethod
-    def _handle(signum, frame):
+    def _watch(self):
+        import signal
+        import socket
+        import threading
+        handled = threading.Event()
+        self._handled = handled
+        try:
+            ours, theirs = socket.socketpair()
+            theirs.setblocking(False)
+            old = signal.set_wakeup_fd(theirs.fileno(), warn_on_full_buffer=False)
+        except (OSError, ValueError):   # no wakeup fd here: the handler alone
+            return
+        self._wakeup = (ours, theirs, old)
+
+        def watch():
+            while True:
+                try:
+                    data = ours.recv(64)
+                except OSError:
+                    return
+                if not data:
+                    return
+                if signal.SIGTERM in data and not handled.wait(TERM_GRACE):
+                    sys.stderr.write("audit: interrupted (SIGTERM); the algorithm's code did "
+                                     f"not return to Python within {TERM_GRACE:g} s: stopped "
+                                     "without clean-up (completed chunks stay in the store)\n")
+                    sys.stderr.flush()
+                    os._exit(EXIT_SIGTERM)
+        threading.Thread(target=watch, name="audit-sigterm", daemon=True).start()
+
+    def _handle(self, signum, frame):
         import signal
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        handled = getattr(self, "_handled", None)
+        if handled is not None:
+            handled.set()
         raise Terminated()
 
     def __exit__(self, *exc):
         import signal
+        if self._wakeup is not None:
+            ours, theirs, old = self._wakeup
+            try:
+                signal.set_wakeup_fd(old)
+            except (OSError, ValueError):
+                pass
+            theirs.close()
+            ours.close()
         if self.previous is not None:
             signal.signal(signal.SIGTERM, self.previous)
         return False

@@ -204,7 +204,10 @@ def cmd_run(args):
         raise UsageError("--time sets the default --trials: give one of --time and --trials")
     if args.trials is None:
         from audit.engine.budget import fitted_trials
-        args.trials = fitted_trials(alg, args.time)
+        with reporter.phase(f"timing {alg.name} to fit the budget", 1, "steps",
+                            quiet_below=1.0) as phase:
+            args.trials = fitted_trials(alg, args.time)
+            phase.update(1)
     args.pair = dedupe(args.pair)
     names = attack_names(alg, args.attack,
                          search=search_wanted(not args.mode or "black-box" in args.mode,

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from algorithms.core import Algorithm, Claim
+from audit.engine.budget import per_run_code
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.evidence.coupled import CoupledEventTestEvidence, blocks_probe
@@ -109,12 +110,14 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     device = placement(alg, backend, "black-box" in wanted)
     search = search_wanted("black-box" in wanted, pairs)
     scenarios, names = scenarios_for(alg, attacks, search=search,
-                                     events="black-box" in wanted, trials=trials)
+                                     events="black-box" in wanted, trials=trials,
+                                     jobs=executor.jobs if executor is not None and
+                                     executor.client is None else jobs)
     if pairs:
         scenarios = only_pairs(scenarios, pairs, alg.name, skipped_search=(
             attacks is None and "black-box" in wanted and SEARCH not in names))
     check_scenarios(scenarios, claim)
-    unseeded = check_randomness(scenarios)
+    unseeded = check_randomness(scenarios, progress)
     blocking = check_blocks(scenarios, coupled, unseeded) if "black-box" in wanted else {}
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     not_reproducible = next(iter(unseeded.values()), None)
@@ -139,7 +142,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     elif device is not None:
         ex = device.executor(ex)
     sampler = Sampler(seed, ex, progress, namespace=pairs_namespace(pairs),
-                      chunk_scale=device.chunk_scale if device else 1)
+                      chunk_scale=device.chunk_scale if device else 1,
+                      chunk_cap=PER_RUN_CHUNK if per_run_code(alg) else None)
     # Declarations are checked, never trusted: a failed check switches the
     # white-box modes off for every scenario running that algorithm.  With
     # a store, an earlier run of this very audit (same fingerprint: same
@@ -326,6 +330,12 @@ def blocks_notes(scenarios, blocking: dict) -> list[str]:
             f"runs are independent)" for k, word in blocking.items() if word == "refused"]
 
 
+# Runs a chunk of code run one Python call per run (``Sampler.chunk_cap``):
+# at tens of runs a second, a 10 000-run chunk would keep one worker busy for
+# minutes while the others idle, and show no progress.
+PER_RUN_CHUNK = 256
+
+
 # How far a declared model's exact figure may lie above the trace's on the
 # same pair (relative; both are certified brackets far narrower than this).
 AGREE = 1e-3
@@ -462,7 +472,7 @@ def variant_command(command: str, changes: dict) -> str:
     return shlex.join(parts)
 
 
-def check_randomness(scenarios) -> dict:
+def check_randomness(scenarios, progress=None) -> dict:
     """Check, once per algorithm run, on the losses of its scenario with the
     longest prefix (randomness drawn only in later rounds shows there), that
     its learner draws its randomness from the generator it is given: chunk
@@ -473,10 +483,15 @@ def check_randomness(scenarios) -> dict:
     their runs are independent, but only in one process, one after another
     (``in_process``), and no seed reproduces them."""
     out = {}
-    for key, sc in longest_scenarios(scenarios).items():
-        why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
-        if why is not None:
-            out[key] = why
+    longest = longest_scenarios(scenarios)
+    words = "checking that the code draws from the generator it is given"
+    with (progress or active()).phase(words, len(longest), "algorithms",
+                                      quiet_below=1.0) as phase:
+        for key, sc in longest.items():
+            why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
+            if why is not None:
+                out[key] = why
+            phase.update(1)
     return out
 
 
@@ -512,10 +527,12 @@ def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.
     (True), or as ``audit_algorithm`` chooses by default (None);
     ``witness`` as ``audit_algorithm``'s."""
     check_scenarios(scenarios, claim)
-    unseeded = check_randomness(scenarios)
+    unseeded = check_randomness(scenarios, progress)
     blocking = check_blocks(scenarios, coupled, unseeded)
     ex = in_process() if unseeded else executor or Executor(jobs=jobs)
     evidence = [black_box_kind(sc, coupled, unseeded, blocking)(
                     sc, i, claim.scaled_for_group(sc.group_size), learned=witness)
                 for i, sc in enumerate(scenarios)]
-    return collect(evidence, trials, confidence, Sampler(seed, ex, progress))
+    per_run = scenarios and all(per_run_code(sc.algorithm) for sc in scenarios)
+    return collect(evidence, trials, confidence,
+                   Sampler(seed, ex, progress, chunk_cap=PER_RUN_CHUNK if per_run else None))

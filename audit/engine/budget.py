@@ -28,7 +28,7 @@ from algorithms.simulate import simulate
 
 DEFAULT_TRIALS = 200_000
 DEFAULT_SECONDS = 60.0
-STEPS = (2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
+STEPS = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
 WORKERS = 2
 SPEED_RUNS = 64             # runs timed on the midpoint input
 SPEED_STREAM = 0x5BEED

@@ -42,6 +42,9 @@ class Request:
     tag: str
     chunk: int = DEFAULT_CHUNK
     keep: bool = True
+    # Chunks hold whole multiples of this many runs (coupled runs' blocks)
+    # whatever the sampler makes of ``chunk``.
+    block: int = 1
 
 
 # The first entry of a --pair audit's streams: no other stream family
@@ -75,6 +78,18 @@ class Sampler:
     # Chunks this many times the requests' own (whole blocks of coupled
     # runs stay whole): a GPU wants each call to run many more runs.
     chunk_scale: int = 1
+    # At most this many runs a chunk (whole blocks kept): code run one Python
+    # call per run is slow, and small chunks spread a small budget over every
+    # worker and report progress often.  Fixed by the code, never by the
+    # number of workers (chunks fix the streams).
+    chunk_cap: Optional[int] = None
+
+    def chunk_of(self, r: Request) -> int:
+        """The runs a chunk of ``r`` holds."""
+        chunk = r.chunk * self.chunk_scale
+        if self.chunk_cap:
+            chunk = max(r.block, min(chunk, self.chunk_cap) // r.block * r.block)
+        return chunk
 
     def sample(self, phase: str, requests: list[Request], unit: str = "runs",
                then: Optional[Callable[[list[list]], object]] = None):
@@ -102,7 +117,7 @@ class Sampler:
             ex = self.executor if r.keep else replace(self.executor, store=None,
                                                        reused=0, computed=0)
             out.append(run_chunks(r.task, r.runs, [self.seed, *self.namespace, *r.stream],
-                                  jobs=ex.jobs, chunk=r.chunk * self.chunk_scale,
+                                  jobs=ex.jobs, chunk=self.chunk_of(r),
                                   executor=ex, tag=r.tag,
                                   progress=lambda done, base=base: ph.to(base + done)))
             if ex is not self.executor:
@@ -127,7 +142,7 @@ class Sampler:
         """Count the chunks of ``requests`` as came from the store (a result
         derived from them was read back instead of the chunks themselves)."""
         from audit.execution.runs import chunk_sizes
-        self.executor.reused += sum(len(chunk_sizes(r.runs, r.chunk * self.chunk_scale))
+        self.executor.reused += sum(len(chunk_sizes(r.runs, self.chunk_of(r)))
                                     for r in requests if r.keep)
 
     def prepared(self, phase: str, requests: list[Request], prepare: Callable[[list[list]], object],

@@ -13,6 +13,7 @@ it cannot compute itself: the engine hands it the objective
 (``audit.engine.models.objective``).
 
 May import: ``algorithms``, ``attacks``, ``audit.execution.progress``,
+``audit.execution.executor``, ``audit.engine.budget``,
 ``audit.engine.contract``, ``audit.engine.reproducibility``,
 ``audit.engine.models.objective``.
 """
@@ -23,9 +24,11 @@ from typing import Optional, Sequence
 
 from algorithms.core import Algorithm
 from attacks import ATTACKS
+from audit.engine.budget import per_run_code
 from audit.engine.contract import check_interface
 from audit.engine.reproducibility import check_own_randomness
 from audit.engine.models.objective import pair_objective
+from audit.execution.executor import process_map
 from audit.execution.progress import active
 
 SEARCH = "search"
@@ -57,7 +60,7 @@ def search_wanted(black: bool, pairs: Optional[Sequence[str]] = None) -> bool:
 
 
 def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool = True,
-                  events: bool = True, trials: Optional[int] = None):
+                  events: bool = True, trials: Optional[int] = None, jobs: int = 1):
     """The scenarios of the named attacks (default: the algorithm's and the
     search) and the names of the attacks that ran.  A search added by
     default that does not apply to ``alg`` is left out, unless it is the
@@ -66,7 +69,9 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
     a scenario's events) spares an attack that can leave them out its event
     pilots (``patterns``: 8000 runs of the whole horizon).  ``trials``, the
     audit's runs a side, sizes the pilots of code run as written
-    (``attacks.search.pilot_share``)."""
+    (``attacks.search.pilot_share``); ``jobs`` local processes run the
+    search's pilot of code run one call per run (its results the same for
+    any number)."""
     names = attack_names(alg, attacks, search)
     for name in names:
         if name not in ATTACKS:
@@ -97,7 +102,7 @@ def scenarios_for(alg: Algorithm, attacks: Optional[Sequence[str]], search: bool
         if others:
             check_scenarios(others)   # the pilot runs the learner: its contract first
         try:
-            built[SEARCH] = _search(alg, checked=bool(others), trials=trials)
+            built[SEARCH] = _search(alg, checked=bool(others), trials=trials, jobs=jobs)
         except ValueError as exc:
             if attacks:
                 raise
@@ -127,7 +132,7 @@ def _scenarios(attack, alg: Algorithm, events: bool, trials: Optional[int] = Non
     return attack.scenarios(alg, **kw)
 
 
-def _search(alg: Algorithm, checked: bool, trials: Optional[int] = None):
+def _search(alg: Algorithm, checked: bool, trials: Optional[int] = None, jobs: int = 1):
     """The search's scenarios; the interface contract first unless the other
     attacks' scenarios have checked it (so a broken learner is named by the
     interface check, not by the pilot).  ``ValueError`` when it does not
@@ -139,13 +144,20 @@ def _search(alg: Algorithm, checked: bool, trials: Optional[int] = None):
     # Runs that are copies of one another are refused before the pilot
     # simulates (the audit checks every scenario again once the pairs are
     # known, and runs code it cannot seed in this process).
-    check_own_randomness(alg, losses, advice)
+    with active().phase(f"checking that {alg.name} draws from the generator it is given", 1,
+                        "steps", quiet_below=1.0) as phase:
+        unseeded = check_own_randomness(alg, losses, advice)
+        phase.update(1)
+    # Code run one call per run is slow: its pilot's batches go to every
+    # worker, unless it draws entropy the audit cannot seed (a worker that
+    # imported it afresh could repeat another's draws).
+    pmap = process_map(jobs) if per_run_code(alg) and unseeded is None else None
     if not alg.learner.reads_first:
-        return search.scenarios(alg, progress=active().phase, trials=trials)
+        return search.scenarios(alg, progress=active().phase, trials=trials, pmap=pmap)
     # A stream mechanism's search reports no progress of its own: one step.
     with active().phase(f"neighbour search pilot ({alg.name})", 1, "steps",
                         quiet_below=1.0) as phase:
-        found = search.scenarios(alg, progress=active().phase, trials=trials)
+        found = search.scenarios(alg, progress=active().phase, trials=trials, pmap=pmap)
         phase.update(1)
     return found
 

@@ -134,3 +134,29 @@ def _run_local_pool(task, sizes, seeds, todo, jobs, results, finished, retries: 
                                             module=r"joblib\.")
                     close()
             raise
+
+
+def process_map(jobs: int):
+    """``pmap(fn, argument tuples)`` over ``jobs`` local processes (joblib's
+    loky pool), the results in the arguments' order as they come; None for
+    one job (the caller runs them itself).  Ctrl-C or SIGTERM closes the
+    pool, as ``run_chunks`` does."""
+    if jobs <= 1:
+        return None
+
+    def pmap(fn, items):
+        from joblib import Parallel, delayed
+        out = Parallel(n_jobs=jobs, return_as="generator", batch_size=1)(
+            delayed(fn)(*args) for args in items)
+        try:
+            yield from out
+        except BaseException:
+            close = getattr(out, "close", None)
+            if close is not None:
+                import warnings
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", category=UserWarning,
+                                            module=r"joblib\.")
+                    close()
+            raise
+    return pmap

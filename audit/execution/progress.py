@@ -1,7 +1,11 @@
 """The progress reporter every phase of an audit reports through (declaration
 pilots, black-box pairs, white-box loss-distribution sampling, report
 writing): a tqdm bar when stderr is a terminal, else plain lines for a CI
-log, at most one every ``interval`` seconds per phase plus a final line::
+log: the first once a phase has run ``first`` seconds (a second: a slow
+phase shows it is alive at once), then at most one every ``interval``
+seconds, plus a final line.  A phase whose work reports nothing for a
+while (slow code inside one chunk) still shows: a timer thread writes the
+line (or redraws the bar) when it is due (``heartbeat``)::
 
     audit: black-box canary 40% (80000/200000 runs), 3.1 s elapsed, ~4.6 s left
     audit: black-box canary done (200000/200000 runs) in 7.7 s
@@ -19,10 +23,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
+import threading
 import time
 from typing import Callable, Optional
 
 INTERVAL = 5.0      # seconds between two plain lines of one phase
+FIRST_LINE = 1.0    # seconds before a phase's first plain line
 BAR_DELAY = 1.0     # a bar appears only once a phase has run this long
 
 
@@ -38,14 +44,46 @@ class Phase:
         self.quiet_below = quiet_below
         self.done = 0
         self.start = reporter.clock()
-        self.last_line = self.start
+        self.last_line = None
         self.closed = False
         self.bar = None
+        self._lock = threading.Lock()
+        self._timer = None
         if reporter.enabled and self.total and reporter.is_tty:
             from tqdm import tqdm
             self.bar = tqdm(total=self.total, desc=f"audit: {name}", unit=f" {unit}",
                             file=reporter.stream, leave=False, delay=reporter.bar_delay,
                             dynamic_ncols=True, unit_scale=True)
+        if reporter.enabled and self.total and reporter.heartbeat:
+            self._arm(max(reporter.first, reporter.bar_delay) if self.bar is not None
+                      else reporter.first)
+
+    def _arm(self, delay: float) -> None:
+        t = threading.Timer(delay, self._beat)
+        t.daemon = True
+        self._timer = t
+        t.start()
+
+    def _beat(self) -> None:
+        """The timer's turn: the line (or the bar) as it stands, even if no
+        work was reported since; then again ``interval`` seconds on."""
+        r = self.reporter
+        with self._lock:
+            if self.closed:
+                return
+            if self.bar is not None:
+                self.bar.refresh()
+            else:
+                self._due(r.clock(), force=True)
+        self._arm(r.interval)
+
+    def _due(self, now: float, force: bool = False) -> None:
+        r = self.reporter
+        wait = (r.first, self.start) if self.last_line is None else (r.interval, self.last_line)
+        if (now - wait[1] >= wait[0] or force and now - wait[1] >= wait[0] - 0.05) \
+                and (self.done < self.total):
+            self.last_line = now
+            r.write(self.line(now))
 
     def update(self, n: int) -> None:
         self.to(self.done + n)
@@ -56,14 +94,12 @@ class Phase:
         r = self.reporter
         if not r.enabled or self.closed:
             return
-        if self.bar is not None:
-            if step:
-                self.bar.update(step)
-            return
-        now = r.clock()
-        if now - self.last_line >= r.interval and self.done < self.total:
-            self.last_line = now
-            r.write(self.line(now))
+        with self._lock:
+            if self.bar is not None:
+                if step:
+                    self.bar.update(step)
+                return
+            self._due(r.clock())
 
     def line(self, now: Optional[float] = None) -> str:
         """The plain progress line at time ``now``."""
@@ -76,9 +112,12 @@ class Phase:
         return text
 
     def close(self, completed: bool = True) -> None:
-        if self.closed:
-            return
-        self.closed = True
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
         r = self.reporter
         if self.bar is not None:
             self.bar.close()
@@ -101,9 +140,13 @@ class Reporter:
 
     def __init__(self, enabled: bool = True, stream=None, tty: Optional[bool] = None,
                  interval: float = INTERVAL, bar_delay: float = BAR_DELAY,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, first: Optional[float] = None,
+                 heartbeat: Optional[bool] = None):
         self.enabled, self._stream, self._tty = enabled, stream, tty
         self.interval, self.bar_delay, self.clock = interval, bar_delay, clock
+        self.first = min(FIRST_LINE, interval) if first is None else first
+        # The timer runs on the real clock: not with a clock of the caller's.
+        self.heartbeat = (clock is time.monotonic) if heartbeat is None else heartbeat
 
     @property
     def stream(self):

@@ -321,7 +321,7 @@ class CoupledEventTestEvidence(EventTestEvidence):
         return [Request(_blocks_task(self.scenario, self.events, m, blocked=self.blocked),
                         pilot * m,
                         (self.index, STREAMS[0]), "coupled-pilot", chunk=_chunk(m),
-                        keep=False)]
+                        keep=False, block=m)]
 
     def prepared(self, samples: list[list]) -> None:
         if self._stage == "family":
@@ -380,13 +380,13 @@ class CoupledEventTestEvidence(EventTestEvidence):
         m, _, test = self._split or split(trials)
         if self.chosen is None:     # asked before the pilot (a stored result's chunk count)
             return [Request(lambda runs, rng: None, test * m, (self.index, STREAMS[1]),
-                            "coupled", chunk=_chunk(m))]
+                            "coupled", chunk=_chunk(m), block=m)]
         label, members, _ = self.chosen
         digest = hashlib.sha256(f"{label}\n{members}\n{m}".encode()).hexdigest()[:16]
         return [Request(_blocks_task(self.scenario, self.events, m, list(members),
                                      blocked=self.blocked), test * m,
                         (self.index, STREAMS[1]), f"coupled-{digest}",
-                        chunk=_chunk(m))]
+                        chunk=_chunk(m), block=m)]
 
     def conclude(self, samples: list[list], alpha: float) -> CoupledTestResult:
         sc, claim, p = self.scenario, self.claim, self.plan
