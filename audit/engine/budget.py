@@ -82,6 +82,10 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
     run = run_seconds(alg)
     # The pilot's share first (``attacks.search.pilot_share`` reads it).
     full_pilot = PILOT_ROW_ROUNDS * PILOT_SLOWDOWN * run / max(1, alg.horizon)
+    if not alg.learner.reads_first:
+        # A learner's search pilot runs its batches on every worker
+        # (``attacks.search``'s ``pmap``); a stream mechanism's in one process.
+        full_pilot /= WORKERS
     share = 1.0 if full_pilot <= 0 else min(1.0, max(MIN_PILOT_SHARE,
                                                      PILOT_TIME * seconds / full_pilot))
     if isinstance(alg.extra, dict):
