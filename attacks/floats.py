@@ -117,15 +117,7 @@ class FloatGrain:
         return out
 
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
-        runs = actions.shape[0]
-        out = []
-        for (key, coord), grid in zip(self.items, self.grids):
-            e, g, ok = parts(column(points, key, coord, runs))
-            for E, G in grid:
-                inside = ok & (e <= E)
-                coarse = int((inside & (g >= G)).sum())
-                out += [coarse, int(inside.sum()) - coarse]
-        return np.asarray(out, dtype=np.int64)
+        return self.indicators(actions, points).sum(axis=0, dtype=np.int64)
 
     def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
         runs = actions.shape[0]

@@ -337,16 +337,7 @@ class PointCount(PointCorner):
         return out
 
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
-        out = []
-        for t, cs, ths, ups in zip(self.rounds, self.coords, self.thresholds, self.above):
-            x = points[t][:, list(cs)]
-            ths, ups = np.asarray(ths), np.asarray(ups)
-            leaning = np.where(ups[None, :], x > ths[None, :], x <= ths[None, :])
-            running = np.cumsum(leaning, axis=1, dtype=np.int64)
-            for m in self._sizes(len(cs)):
-                at_least = np.bincount(running[:, m - 1], minlength=m + 1)[::-1].cumsum()[::-1]
-                out += [int(at_least[k]) for k in range(m // 2 + 1, m)]
-        return np.asarray(out, dtype=np.int64)
+        return self.indicators(actions, points).sum(axis=0, dtype=np.int64)
 
     def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
         out = []

@@ -123,16 +123,7 @@ def _run_local_pool(task, sizes, seeds, todo, jobs, results, finished, retries: 
             # while a finished chunk is being stored: closing the generator
             # now makes joblib abort the pool and kill its workers, rather
             # than whenever the generator is collected.
-            close = getattr(outputs, "close", None)
-            if close is not None:
-                # joblib warns, on stderr, that the chunks finished or
-                # cancelled while it closed were "not used": the interruption
-                # has its one line (SPEC: one line), and kept chunks are kept.
-                import warnings
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", category=UserWarning,
-                                            module=r"joblib\.")
-                    close()
+            _close_quietly(outputs)
             raise
 
 
@@ -151,12 +142,19 @@ def process_map(jobs: int):
         try:
             yield from out
         except BaseException:
-            close = getattr(out, "close", None)
-            if close is not None:
-                import warnings
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", category=UserWarning,
-                                            module=r"joblib\.")
-                    close()
+            _close_quietly(out)
             raise
     return pmap
+
+
+def _close_quietly(outputs) -> None:
+    """Close a joblib result generator after Ctrl-C or SIGTERM, so joblib
+    aborts the pool and kills its workers now.  joblib warns, on stderr,
+    that the results finished or cancelled while it closed were "not used":
+    the interruption has its one line, and kept chunks are kept."""
+    close = getattr(outputs, "close", None)
+    if close is not None:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=UserWarning, module=r"joblib\.")
+            close()
