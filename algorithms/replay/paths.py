@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -93,6 +93,8 @@ class PathSet:
     labels: tuple
     runs: int                   # runs of the code that traced them
     reexecuted: int = 0         # plain runs that confirmed them
+    # Every path's comparisons stacked (``_Rows``), built at the first check.
+    rows: object = field(default=None, compare=False, repr=False)
 
 
 # ------------------------------------------------------------------ running
@@ -361,17 +363,46 @@ def _common(q: Path, A, c) -> int:
 
 
 # --------------------------------------------------------------- confirming
-def _holds(A, c, z, margin=1e-9) -> tuple[bool, bool]:
-    """(every comparison holds at z, one is within rounding of its boundary)."""
-    if not len(c):
-        return True, False
-    V = A.shape[1]
-    zz = np.zeros(V)
-    zz[:min(V, z.size)] = z[:V]
-    v = A @ zz + c
-    scale = np.abs(A) @ np.abs(zz) + np.abs(c) + 1e-300
-    near = np.abs(v) <= margin * scale
-    return bool(np.all(v > 0)), bool(np.any(near))
+class _Rows:
+    """Every path's comparisons in one matrix (columns padded with zeros,
+    ``owner`` the path of each row), so that one point is tested against
+    all paths at once: a path holds where A·z + c > 0 on each of its rows,
+    and is near where a row is within rounding of its boundary."""
+
+    def __init__(self, paths, margin=1e-9):
+        with_rows = [(i, p) for i, p in enumerate(paths) if len(p.c)]
+        self.V = max([p.A.shape[1] for _, p in with_rows] + [0])
+        self.M = np.zeros((sum(len(p.c) for _, p in with_rows), self.V))
+        self.owner = np.zeros(len(self.M), dtype=np.int64)
+        at = 0
+        for i, p in with_rows:
+            n = len(p.c)
+            self.M[at:at + n, :p.A.shape[1]] = p.A
+            self.owner[at:at + n] = i
+            at += n
+        self.c = np.concatenate([np.asarray(p.c, float) for _, p in with_rows]) \
+            if with_rows else np.zeros(0)
+        self.absM, self.absc = np.abs(self.M), np.abs(self.c)
+        self.n, self.margin = len(paths), margin
+        self._laws = [p.laws for p in paths]
+        self._eligible: dict = {}
+
+    def eligible(self, laws: tuple) -> np.ndarray:
+        """The paths whose variables' laws begin the run's."""
+        if laws not in self._eligible:
+            self._eligible[laws] = np.array([laws[:len(l)] == l for l in self._laws], bool)
+        return self._eligible[laws]
+
+    def holds(self, z) -> tuple[np.ndarray, np.ndarray]:
+        """Per path: (every comparison holds at z, one is within rounding of
+        its boundary)."""
+        zz = np.zeros(self.V)
+        zz[:min(self.V, z.size)] = z[:self.V]
+        v = self.M @ zz + self.c
+        scale = self.absM @ np.abs(zz) + self.absc + 1e-300
+        bad = np.bincount(self.owner[~(v > 0)], minlength=self.n) > 0
+        near = np.bincount(self.owner[np.abs(v) <= self.margin * scale], minlength=self.n) > 0
+        return ~bad, near
 
 
 def _agrees(path: Path, els, z) -> bool:
@@ -534,15 +565,13 @@ def _check_batch(alg, losses, scope, ps, zs, current) -> int:
 
 def _check_run(ps, els, zfull, laws) -> None:
     """One re-executed run: on exactly one traced path, with its outputs."""
-    on = []
-    for i, p in enumerate(ps.paths):
-        if laws[:len(p.laws)] != p.laws:
-            continue
-        ok, near = _holds(p.A, p.c, zfull)
-        if near:
-            return              # within rounding of a boundary: either side may be right
-        if ok:
-            on.append(i)
+    if ps.rows is None:
+        ps.rows = _Rows(ps.paths)
+    eligible = ps.rows.eligible(laws)
+    ok, near = ps.rows.holds(np.asarray(zfull, float))
+    if np.any(near & eligible):
+        return                  # within rounding of a boundary: either side may be right
+    on = np.flatnonzero(ok & eligible).tolist()
     if len(on) != 1:
         raise ReplayRefused(f"re-executed on plain values, a run fell on {len(on)} traced "
                             f"paths, not one: the trace missed a comparison")
