@@ -15,7 +15,8 @@ from algorithms import build
 from attacks.events import rows_of
 from audit.engine import audit_algorithm
 from audit.engine.bounds import epsilon_lower_bound, one_sided_bounds
-from audit.engine.coupled import (Design, coupled_lower_bound, log_capital, plan, truncation)
+from audit.engine.coupled import (Design, Plan, coupled_lower_bound, log_capital, plan,
+                                  plan_lower_bound, truncation)
 from tests.cli import audit_here
 
 
@@ -351,3 +352,124 @@ def test_a_family_with_no_events_counts_blocks_of_no_columns():
     for fam in (ActionAt((), 2), ValueEvents((), ()), Union((ActionAt((), 2), ActionAt((1,), 2)))):
         got = count_blocks(fam, acts, None, 16)
         assert got.shape == (3, len(fam.labels))
+
+
+# ------------------------------------------------------------ stopping early
+def _sequential(a, b, p, alpha, claim_eps, ends):
+    """The early-stopping test as the evidence runs it: read the test of
+    plan ``p`` after the first ``ends`` blocks, stop at the first look
+    above ``claim_eps``, else read all of them (``plan_lower_bound``'s
+    looks)."""
+    looks = len(ends) + 1
+    for k in ends:
+        lb = plan_lower_bound(a[:k], b[:k], p, alpha, 0.0, looks, last=False)
+        if lb > claim_eps:
+            return lb, k
+    return plan_lower_bound(a, b, p, alpha, 0.0, looks, last=True), len(a)
+
+
+@pytest.mark.parametrize("coupled", [True, False])
+@pytest.mark.parametrize("p, q", [(0.3, 0.3 / math.e ** 0.2), (0.01, 0.01 / math.e ** 0.5)])
+def test_stopping_at_the_first_look_above_the_truth_keeps_the_level(p, q, coupled):
+    """The worst case for a sequential test: it stops as soon as its bound
+    passes the *true* ε (a claim exactly at the truth), at seven looks, on
+    the bet and on the Clopper–Pearson test of the totals.  Over 1 500
+    tests at α = 0.1 the share stopped above ε must be ≤ α (at exactly α,
+    more than ``limit`` with probability < 1e-9: binom.sf).  Both tests are
+    conservative here (measured: at most 1 of 1 500 above ε, stopped or
+    not), so this guards against a gross error in the looks (a level
+    multiplied rather than divided, a stop read at the wrong prefix), and
+    the bounds must stay near ε (mean within 25 %) so that it is not
+    vacuous."""
+    from audit.engine.evidence.coupled import LOOKS
+    eps = math.log(p / q)
+    m, k, reps, alpha = (64 if p > 0.1 else 512), 320, 1500, 0.1
+    pilot = _blocks(np.random.default_rng(7), 200, m, p, q, "tight")
+    base = plan(pilot[0][:, None], pilot[1][:, None], m, k, alpha)
+    pl = Plan(0, False, base.design, 0.0, coupled)
+    ends = sorted({max(1, int(k * f)) for f in LOOKS} - {k})
+    rng = np.random.default_rng(12)
+    over, found = 0, []
+    for _ in range(reps):
+        a, b = _blocks(rng, k, m, p, q, "tight")
+        lb, _ = _sequential(a, b, pl, alpha, eps, ends)
+        over += lb > eps + 1e-12
+        found.append(lb)
+    limit = next(j for j in range(reps) if stats.binom.sf(j, reps, alpha) < 1e-9)
+    assert over <= limit
+    assert np.mean(found) > 0.75 * eps
+
+
+def test_the_guard_on_the_denominator_pays_for_the_looks():
+    """The guard's Clopper–Pearson bound is taken at α/looks: a denominator
+    count that certifies q_max at α alone may not at α/7."""
+    d = Design(m=100, lam=2.0, trunc=10, tau=0.0, q_max=0.05, c_max=3.0)
+    b = np.full(100, 4)                     # 400 of 10 000: CP upper bound near 0.044
+    a = np.full(100, 12)
+    at = [coupled_lower_bound(a, b, d, 1e-3, looks=n) for n in (1, 10**6)]
+    assert at[0] > 0 and at[1] == 0.0
+    with pytest.raises(ValueError, match="looks"):
+        coupled_lower_bound(a, b, d, 0.1, looks=0)
+
+
+def test_run_chunks_stops_at_a_look_the_same_on_any_number_of_workers(tmp_path):
+    """Stages end at the looks (in chunks); the first look whose ``stop``
+    says yes ends the work there, whoever ran the chunks; with a store, a
+    rerun stops at the same chunk."""
+    from audit.execution.executor import Executor, run_chunks
+    from audit.execution.store import Store
+
+    def task(runs, rng):
+        return float(rng.random())
+
+    seen = []
+
+    def stop(results):
+        seen.append(len(results))
+        return len(results) >= 3
+
+    out1 = run_chunks(task, 10 * 7, 5, jobs=1, chunk=7, looks=[2, 4, 8], stop=stop)
+    out2 = run_chunks(task, 10 * 7, 5, jobs=2, chunk=7, looks=[2, 4, 8], stop=stop)
+    assert len(out1) == 4 and out1 == out2 and seen == [2, 4, 2, 4]
+    full = run_chunks(task, 10 * 7, 5, jobs=1, chunk=7)
+    assert out1 == full[:4]
+    assert run_chunks(task, 70, 5, chunk=7, looks=[2], stop=lambda r: False) == full
+    store = Store(str(tmp_path / "s.sqlite"))
+    ex = Executor(1, None, store, "fp")
+    first = run_chunks(task, 70, 5, chunk=7, executor=ex, looks=[2, 4, 8], stop=stop, tag="t")
+    again = run_chunks(task, 70, 5, chunk=7, executor=Executor(1, None, store, "fp"),
+                       looks=[2, 4, 8], stop=stop, tag="t")
+    assert first == again == out1
+
+
+def test_code_as_written_stops_once_the_violation_is_certain():
+    """Code run one call per run stops its coupled tests early by default:
+    a randomized response claiming half its ε is refuted before the last
+    planned block, the result says so (document and notes), and reading
+    every block (``stop_early=False``) gives the same verdict at a figure
+    at least as large; the same seed stops at the same block on two
+    workers."""
+    alg = build("tests.as_written_algos:buggy_randomized_response")
+    kw = dict(attacks=["optimised"], trials=20_000, confidence=0.9, seed=3, modes=["black-box"])
+    r = audit_algorithm(alg, **kw)
+    r2 = audit_algorithm(alg, jobs=2, **kw)
+    full = audit_algorithm(alg, stop_early=False, **kw)
+    (bb,), (bb2,), (ff,) = r.results, r2.results, full.results
+    assert r.verdict == full.verdict == "violation"
+    assert bb.stopped_early and bb.blocks < bb.planned_blocks and bb.looks == 7
+    assert (bb.blocks, bb.epsilon_lower_bound) == (bb2.blocks, bb2.epsilon_lower_bound)
+    assert not ff.stopped_early and ff.looks == 0
+    assert ff.epsilon_lower_bound >= bb.epsilon_lower_bound * 0.9
+    doc = r.as_dict()["attacks"][0]["coupled"]
+    assert doc["stopped_early"] and doc["looks"] == 7 and doc["planned_blocks"] > doc["blocks"]
+    assert any("sequential test" in n for n in bb.notes)
+    assert "--stop-early" not in r.command and "--stop-early off" in full.command
+
+
+def test_stop_early_refusals(tmp_path):
+    for flags, words in ((["--mode", "replay"], "--mode black-box"),
+                         (["--runs", "independent"], "drop --runs independent")):
+        bad = audit_here("run", "tests.as_written_algos:buggy_randomized_response",
+                         "--stop-early", "on", "--trials", "1000", *flags, cwd=tmp_path)
+        assert bad.returncode == 2, bad.stderr
+        assert bad.stderr.count("\n") == 1 and words in bad.stderr

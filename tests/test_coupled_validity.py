@@ -1,6 +1,9 @@
 """Coupled runs are the default black-box test: over 200 seeds, the default
 black-box evidence on correct code as written whose claim is tight (its
-true ε equals the claim) exceeds the claim at most at the nominal rate.
+true ε equals the claim) exceeds the claim at most at the nominal rate —
+with the default for code as written, a sequential test that stops as
+soon as it certifies a violation (the worst case for a sequential test:
+every stop is an exceedance).
 
 Each audit runs at 70 % confidence (α = 0.3, so that exceedances would
 show at a rate a test can see) on a small budget; the bound is near the
@@ -46,8 +49,9 @@ def test_default_coupled_audits_exceed_a_tight_claim_at_most_at_the_nominal_rate
     found = []
     for seed in range(SEEDS):
         results = audit_scenarios(scenarios, claim, TRIALS, confidence=1 - ALPHA, seed=seed,
-                                  coupled=None, witness=False)
+                                  coupled=None, witness=False, stop_early=True)
         assert all(isinstance(r, CoupledTestResult) for r in results), "the default is coupled"
+        assert all(r.looks > 1 for r in results), "and sequential"
         found.append(max(r.epsilon_lower_bound for r in results))
     over = sum(lb > claim.epsilon for lb in found)
     assert over <= LIMIT, f"{over} of {SEEDS} above the claim (limit {LIMIT} at α = {ALPHA})"

@@ -70,6 +70,13 @@ def add_run_parser(sub):
                         "call per run and learners whose draws run blocked)")
     p.add_argument("--coupled", action="store_true",
                    help="the same as --runs coupled (default: off)")
+    p.add_argument("--stop-early", choices=("auto", "on", "off"), default="auto",
+                   help="a black-box test on coupled runs stops reading its held-out blocks "
+                        "as soon as it certifies a violation (on: a sequential test, valid "
+                        "at whichever look it stops; the figure is then the first above the "
+                        "claim, not the largest the budget could show), or reads them all "
+                        "(off) (default: %(default)s: on for code run as written one call "
+                        "per run, off for vectorised code)")
     p.add_argument("--backend", choices=("numpy", "jax"), default="numpy",
                    help="where the black-box tests' learners run: numpy, or JAX on the device "
                         "it finds (a GPU where there is one; pip install "
@@ -213,13 +220,15 @@ def cmd_run(args):
                          search=search_wanted(not args.mode or "black-box" in args.mode,
                                               args.pair))
     witness = {"auto": None, "on": True, "off": False}[args.witness]
+    stop_early = {"auto": None, "on": True, "off": False}[args.stop_early]
     if args.coupled and args.runs == "independent":
         raise UsageError("--coupled is --runs coupled: give one of --coupled and "
                          "--runs independent")
     coupled = {None: True if args.coupled else None, "coupled": True,
                "independent": False}[args.runs]
     command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode, witness, args.pair, coupled, args.backend)
+                                args.seed, args.mode, witness, args.pair, coupled, args.backend,
+                                stop_early)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
@@ -228,7 +237,7 @@ def cmd_run(args):
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness,
                                      pairs=args.pair, coupled=coupled,
-                                     backend=args.backend)
+                                     backend=args.backend, stop_early=stop_early)
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise

@@ -33,7 +33,7 @@ SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
               "modes", "seed", "expect", "methods", "feedback", "coupled",
-              "runs", "input_range", "environment", "backend"}
+              "runs", "input_range", "environment", "backend", "stop_early"}
 
 
 class SuiteError(ValueError):
@@ -161,7 +161,7 @@ def _check_value(where: str, key: str, value) -> None:
         if not (isinstance(value, list) and len(value) == 2 and all(map(_is_number, value))
                 and value[0] < value[1]):
             bad("[lo, hi] with finite numbers lo < hi")
-    elif key == "coupled":
+    elif key in ("coupled", "stop_early"):
         if not isinstance(value, bool):
             bad("true or false")
     elif key == "runs":
@@ -319,13 +319,15 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
                                    search=not modes or "black-box" in modes)
             coupled = _runs(spec)
             backend = spec.get("backend", "numpy")
+            stop_early = spec.get("stop_early")
             command = reproduce_command(spec["algorithm"], echo, attacks, trials, confidence,
                                         seed, spec.get("modes"), coupled=coupled,
-                                        backend=backend)
+                                        backend=backend, stop_early=stop_early)
             result = audit_algorithm(alg, attacks, trials=trials, confidence=confidence,
                                      seed=seed, jobs=jobs, claim=_claim(spec, alg),
                                      command=command, modes=spec.get("modes"),
-                                     executor=executor, coupled=coupled, backend=backend)
+                                     executor=executor, coupled=coupled, backend=backend,
+                                     stop_early=stop_early)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - reported as this entry's error

@@ -33,7 +33,8 @@ from audit.execution.store import audit_fingerprint
 def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, seed,
                       modes=None, witness: Optional[bool] = None,
                       pairs: Optional[Sequence[str]] = None,
-                      coupled: Optional[bool] = None, backend: str = "numpy") -> str:
+                      coupled: Optional[bool] = None, backend: str = "numpy",
+                      stop_early: Optional[bool] = None) -> str:
     parts = ["audit", "run", alg_name]
     for flag, value in args_echo.items():
         if value is None:
@@ -57,6 +58,8 @@ def reproduce_command(alg_name, args_echo: dict, attacks, trials, confidence, se
         parts += ["--runs", "coupled" if coupled else "independent"]
     if backend != "numpy":
         parts += ["--backend", backend]
+    if stop_early is not None:  # chosen, not left to the default
+        parts += ["--stop-early", "on" if stop_early else "off"]
     parts += ["--trials", str(trials), "--confidence", f"{confidence:g}", "--seed", str(seed)]
     return shlex.join(parts)
 
@@ -68,7 +71,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     executor: Optional[Executor] = None, progress=None,
                     witness: Optional[bool] = None,
                     pairs: Optional[Sequence[str]] = None,
-                    coupled: Optional[bool] = None, backend: str = "numpy") -> AuditResult:
+                    coupled: Optional[bool] = None, backend: str = "numpy",
+                    stop_early: Optional[bool] = None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).  ``witness`` adds a learned witness to
@@ -83,7 +87,11 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     pilot).  ``backend`` runs the black-box tests' learners on numpy (the
     default) or JAX (``algorithms.backend``; the pilots that choose pairs
     and the white-box modes stay on numpy), chunks then run in this process
-    on JAX's device.
+    on JAX's device.  ``stop_early``: a black-box test on coupled runs
+    stops reading its held-out blocks once it certifies a violation
+    (True; a sequential test, valid at whichever look it stops) or reads
+    them all (False); None, the default: for code run one Python call per
+    run, whose runs cost time.
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -107,6 +115,13 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     if coupled is not None and "black-box" not in wanted:
         raise ValueError(f"--runs {'coupled' if coupled else 'independent'}: it says how the "
                          f"black-box mode runs; add --mode black-box")
+    if stop_early and "black-box" not in wanted:
+        raise ValueError("--stop-early on: it stops the black-box tests of coupled runs; add "
+                         "--mode black-box")
+    if stop_early and coupled is False:
+        raise ValueError("--stop-early on: only tests of coupled runs can stop early (the "
+                         "independent runs' selection half is read once); drop --runs "
+                         "independent")
     device = placement(alg, backend, "black-box" in wanted)
     search = search_wanted("black-box" in wanted, pairs)
     scenarios, names = scenarios_for(alg, attacks, search=search,
@@ -132,10 +147,11 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             raise ValueError(f"--mode {left_out[0]}: {alg.name} draws randomness the audit "
                              f"cannot seed, and the white-box modes need its draws; run the "
                              f"black-box mode instead")
+    early = per_run_code(alg) if stop_early is None else bool(stop_early)
     fingerprint = None
     if executor is not None and executor.store is not None and not unseeded:
         fingerprint = audit_fingerprint(alg, claim, names, trials, confidence, seed, modes,
-                                        witness, pairs, coupled, backend)
+                                        witness, pairs, coupled, backend, early)
     ex = (executor or Executor(jobs=jobs)).for_audit(fingerprint)
     if unseeded:
         ex = in_process()
@@ -179,7 +195,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    evidence = [black_box_kind(sc, coupled, unseeded, blocking)(
+    evidence = [black_box_kind(sc, coupled, unseeded, blocking, early)(
                     device.place(sc) if device else sc, i, claim_of(sc, claim, overridden),
                     learned=witness, hints=hints.get(id(sc.algorithm), ()))
                 for i, sc in enumerate(scenarios) if black]
@@ -198,7 +214,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
-                                           witness, pairs, coupled, backend)
+                                           witness, pairs, coupled, backend, stop_early)
     return AuditResult(alg, claim, trials, confidence, seed, results, elapsed, command, overridden,
                        n_tests, fingerprint=fingerprint, chunks_reused=ex.reused,
                        chunks_computed=ex.computed, declaration_checks=tuple(checks),
@@ -294,15 +310,16 @@ def runs_coupled(scenario, coupled: Optional[bool], unseeded: dict,
 
 
 def black_box_kind(scenario, coupled: Optional[bool], unseeded: dict,
-                   blocking: Optional[dict] = None):
+                   blocking: Optional[dict] = None, early: bool = False):
     """The evidence class of a pair's black-box test (``runs_coupled``);
     coupled runs of a learner ``check_blocks`` did not find blocked run a
-    call per block."""
+    call per block; ``early``: a coupled test stops once it certifies a
+    violation."""
     if not runs_coupled(scenario, coupled, unseeded, blocking):
         return KINDS["black-box"]
     if blocking is None:
-        return CoupledEventTestEvidence
-    return functools.partial(CoupledEventTestEvidence,
+        return functools.partial(CoupledEventTestEvidence, early=early)
+    return functools.partial(CoupledEventTestEvidence, early=early,
                              blocked=blocking.get(id(scenario.algorithm)) == "blocked")
 
 
@@ -518,19 +535,20 @@ def in_process() -> Executor:
 def audit_scenarios(scenarios, claim: Claim, trials: int, confidence: float = 0.95,
                     seed: int = 0, jobs: int = 1, executor: Optional[Executor] = None,
                     progress=None, coupled: Optional[bool] = False,
-                    witness: Optional[bool] = None) -> list:
+                    witness: Optional[bool] = None, stop_early: bool = False) -> list:
     """Black-box evidence on hand-built scenarios, each judged against
     ``claim`` scaled for its group: the results, with all bounds holding
     together with probability ≥ ``confidence``.  Streams are those of
     ``audit_algorithm`` with the same scenarios in the same order.
     ``coupled``: independent runs (False, the default here), coupled
     (True), or as ``audit_algorithm`` chooses by default (None);
-    ``witness`` as ``audit_algorithm``'s."""
+    ``witness`` as ``audit_algorithm``'s; ``stop_early``: coupled tests
+    stop once they certify a violation."""
     check_scenarios(scenarios, claim)
     unseeded = check_randomness(scenarios, progress)
     blocking = check_blocks(scenarios, coupled, unseeded)
     ex = in_process() if unseeded else executor or Executor(jobs=jobs)
-    evidence = [black_box_kind(sc, coupled, unseeded, blocking)(
+    evidence = [black_box_kind(sc, coupled, unseeded, blocking, stop_early)(
                     sc, i, claim.scaled_for_group(sc.group_size), learned=witness)
                 for i, sc in enumerate(scenarios)]
     per_run = scenarios and all(per_run_code(sc.algorithm) for sc in scenarios)

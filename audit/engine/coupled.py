@@ -50,6 +50,19 @@ This is testing by betting (Ville's inequality for a product of bets, as
 in Waudby-Smith & Ramdas' confidence sets for bounded means), with one
 bet fixed in advance so that the bound is monotone in c.
 
+Stopping early.  The running product Π_{j≤k} f_j(c) over the blocks in
+their fixed order is a nonnegative supermartingale when e^ε ≤ c and
+Q ≤ q_max, so by Ville's inequality it ever reaches 1/α with probability
+≤ α: the capital may be read after any block, and the test stopped as
+soon as it rejects.  The guard on Q is a Clopper–Pearson bound, valid at
+one fixed count only; read at L looks fixed in advance (prefixes of the
+blocks, the last of them all blocks), it is taken at α/L each, so that it
+certifies a wrong q_max at some look with probability ≤ α.  The bound at
+whichever look the test stops is then a lower confidence bound at level
+1 − α, still one α share (``coupled_lower_bound``'s ``looks``).  Where the
+plan chose two Clopper–Pearson bounds instead, each look spends its own
+part of α (``look_level``).
+
 May import: numpy, scipy and ``audit.engine.bounds`` (the Clopper–Pearson
 bounds of the independent-runs alternative).
 """
@@ -131,10 +144,13 @@ def denominator_certified(b, d: Design, alpha: float) -> bool:
     return bool(hi <= d.q_max)
 
 
-def coupled_lower_bound(a, b, d: Design, alpha: float, delta: float = 0.0) -> float:
+def coupled_lower_bound(a, b, d: Design, alpha: float, delta: float = 0.0,
+                        looks: int = 1) -> float:
     """ε_lb from the blocks' counts ``a`` (numerator side) and ``b``
     (denominator side) under the design ``d`` at level ``alpha`` (module
-    docstring); 0 where no c ≥ 1 is rejected."""
+    docstring); 0 where no c ≥ 1 is rejected.  ``looks``: the most times
+    the test may be read, at prefixes fixed in advance, before it stops
+    (the guard on Q then holds at α/looks each, the capital as it is)."""
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must be in (0, 1)")
     if not (d.c_max >= 1.0 and 0.0 <= d.lam * (delta + d.c_max * d.trunc / d.m) < 1.0):
@@ -144,7 +160,9 @@ def coupled_lower_bound(a, b, d: Design, alpha: float, delta: float = 0.0) -> fl
         raise ValueError("a and b must be non-empty 1-d arrays of the same length")
     if np.any(a < 0) or np.any(a > d.m) or np.any(b < 0) or np.any(b > d.m):
         raise ValueError("block counts must lie in [0, m]")
-    if d.lam == 0.0 or not denominator_certified(b, d, alpha):
+    if looks < 1:
+        raise ValueError("looks must be >= 1")
+    if d.lam == 0.0 or not denominator_certified(b, d, alpha / looks):
         return 0.0
     c = _largest_rejected(a, b, d, math.log(1.0 / alpha), delta)
     return math.log(c) if c else 0.0
@@ -197,12 +215,30 @@ def independent_lower_bound(a, b, m: int, alpha: float, delta: float = 0.0) -> f
     return epsilon_lower_bound(lo, hi, delta)
 
 
-def plan_lower_bound(a, b, p: Plan, alpha: float, delta: float = 0.0) -> float:
+def plan_lower_bound(a, b, p: Plan, alpha: float, delta: float = 0.0, looks: int = 1,
+                     last: bool = True) -> float:
     """ε_lb of the held-out blocks' counts under the test the plan chose:
-    the coupled bet, or the two Clopper–Pearson bounds on the totals."""
+    the coupled bet, or the two Clopper–Pearson bounds on the totals.  A
+    test read at up to ``looks`` prefixes fixed in advance (stopped at the
+    first that certifies a violation, else at the ``last``, every block):
+    the bet as ``coupled_lower_bound``'s looks; the Clopper–Pearson test at
+    ``look_level`` of α at the look it is read (Bonferroni over the looks)."""
     if p.coupled:
-        return coupled_lower_bound(a, b, p.design, alpha, delta)
-    return independent_lower_bound(a, b, p.design.m, alpha, delta)
+        return coupled_lower_bound(a, b, p.design, alpha, delta, looks)
+    return independent_lower_bound(a, b, p.design.m, alpha * look_level(looks, last), delta)
+
+
+def look_level(looks: int, last: bool) -> float:
+    """The share of α a Clopper–Pearson test read at ``looks`` prefixes
+    spends at one of them: all of it where it is read once; else half at
+    the last look (every block: where a consistent verdict is read, so it
+    keeps most of its power) and the other half split over the earlier
+    ones (where only a clear violation stops it).  The shares sum to 1."""
+    if looks < 1:
+        raise ValueError("looks must be >= 1")
+    if looks == 1:
+        return 1.0
+    return 0.5 if last else 0.5 / (looks - 1)
 
 
 def caution(alpha: float, candidates: int) -> float:

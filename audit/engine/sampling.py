@@ -45,6 +45,12 @@ class Request:
     # Chunks hold whole multiples of this many runs (coupled runs' blocks)
     # whatever the sampler makes of ``chunk``.
     block: int = 1
+    # A sequential test: after the runs of a prefix reaching each of
+    # ``looks`` (in runs, rounded up to whole chunks), ``stop(results so
+    # far)`` may end the request there (``run_chunks``).  At most
+    # ``len(looks)`` looks happen before the last chunk, whatever the chunks.
+    looks: tuple = ()
+    stop: Optional[Callable[[list], bool]] = None
 
 
 # The first entry of a --pair audit's streams: no other stream family
@@ -116,10 +122,12 @@ class Sampler:
         for r in requests:
             ex = self.executor if r.keep else replace(self.executor, store=None,
                                                        reused=0, computed=0)
+            chunk = self.chunk_of(r)
             out.append(run_chunks(r.task, r.runs, [self.seed, *self.namespace, *r.stream],
-                                  jobs=ex.jobs, chunk=self.chunk_of(r),
+                                  jobs=ex.jobs, chunk=chunk,
                                   executor=ex, tag=r.tag,
-                                  progress=lambda done, base=base: ph.to(base + done)))
+                                  progress=lambda done, base=base: ph.to(base + done),
+                                  looks=[-(-runs // chunk) for runs in r.looks], stop=r.stop))
             if ex is not self.executor:
                 self.executor.computed += ex.computed
             base += r.runs

@@ -11,7 +11,7 @@ May import: numpy, joblib, ``audit.execution.runs``, ``.store``, ``.cluster``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -45,9 +45,16 @@ class Executor:
 
 def run_chunks(task: Callable[[int, np.random.Generator], object], n: int, seed,
                jobs: int = 1, chunk: int = DEFAULT_CHUNK, progress=None,
-               executor: Optional[Executor] = None, tag: str = "chunks") -> list:
+               executor: Optional[Executor] = None, tag: str = "chunks",
+               looks: Sequence[int] = (), stop: Optional[Callable[[list], bool]] = None) -> list:
     """Apply ``task(runs, rng)`` to every chunk of ``n`` runs; results come back
     in chunk order.  ``progress(done_runs)`` is called as chunks finish.
+
+    With ``stop``, the chunks run in stages ending at the chunk counts
+    ``looks``: once the first k chunks are complete (k in ``looks``),
+    ``stop(results of those k chunks)`` may end the work there, and only
+    those k come back.  The stages depend on the chunks alone, never on the
+    workers, so a stopped audit stops at the same chunk on any number.
 
     With an ``executor`` that keeps chunks, chunks already in its store (same
     audit fingerprint, ``tag``, seed, ``n`` and ``chunk``) are not run again,
@@ -80,18 +87,24 @@ def run_chunks(task: Callable[[int, np.random.Generator], object], n: int, seed,
         if progress:
             progress(done)
 
-    todo = [i for i in range(len(sizes)) if i not in results]
-    if ex.client is not None and todo:
-        from audit.execution.cluster import run_on_cluster
-        run_on_cluster(ex.client, task, [(i, sizes[i], seeds[i]) for i in todo], finished)
-        missing = [i for i in todo if i not in results]
-        if missing:
-            raise RuntimeError(f"the cluster returned no result for chunks {missing}")
-    elif ex.jobs == 1 or len(todo) <= 1:
-        for i in todo:
-            finished(i, run_chunk(task, sizes[i], seeds[i]))
-    else:
-        _run_local_pool(task, sizes, seeds, todo, ex.jobs, results, finished)
+    ends = sorted({k for k in looks if 0 < k < len(sizes)}) if stop else []
+    start = 0
+    for end in ends + [len(sizes)]:
+        todo = [i for i in range(start, end) if i not in results]
+        if ex.client is not None and todo:
+            from audit.execution.cluster import run_on_cluster
+            run_on_cluster(ex.client, task, [(i, sizes[i], seeds[i]) for i in todo], finished)
+            missing = [i for i in todo if i not in results]
+            if missing:
+                raise RuntimeError(f"the cluster returned no result for chunks {missing}")
+        elif ex.jobs == 1 or len(todo) <= 1:
+            for i in todo:
+                finished(i, run_chunk(task, sizes[i], seeds[i]))
+        else:
+            _run_local_pool(task, sizes, seeds, todo, ex.jobs, results, finished)
+        if end < len(sizes) and stop([results[i] for i in range(end)]):
+            return [results[i] for i in range(end)]
+        start = end
     return [results[i] for i in range(len(sizes))]
 
 

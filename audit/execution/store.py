@@ -508,7 +508,8 @@ def code_digest(alg) -> str:
 
 
 def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
-                      witness=None, pairs=None, coupled=None, backend: str = "numpy") -> str:
+                      witness=None, pairs=None, coupled=None, backend: str = "numpy",
+                      stop_early: bool = False) -> str:
     """sha256 of everything that determines an audit's counts: the algorithm
     (name, parameters, T, K, N, the code it runs), the claim it is judged
     against, the attacks (and the pairs kept of them), the budget (trials,
@@ -536,6 +537,8 @@ def audit_fingerprint(alg, claim, attacks, trials, confidence, seed, modes,
         spec["coupled"] = True
     elif coupled is None:     # the default: coupled where they cost no more
         spec["runs"] = "coupled where cheap"
+    if stop_early:            # absent where every held-out block is read (as before)
+        spec["stop_early"] = True
     if pairs:                 # absent for every pair (as before)
         spec["pairs"] = sorted(set(pairs))
     if backend != "numpy":    # another backend's streams, on its device kind

@@ -36,7 +36,7 @@ BUILD_FLAGS = {"horizon": "--horizon", "arms": "--arms", "experts": "--experts"}
 BUILD_KWARGS = (*BUILD_FLAGS, "params")
 ARGUMENTS = ("algorithm", "epsilon", "delta", "trials", "attacks", "modes", "confidence", "seed",
              "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "jobs", "coupled",
-             "backend", *BUILD_KWARGS)
+             "backend", "stop_early", *BUILD_KWARGS)
 
 
 def set_budget_scale(scale: float) -> None:
@@ -162,7 +162,8 @@ def _round_trips(value) -> bool:
 
 def reproduce_line(algorithm, epsilon, delta, build_kwargs: dict, claim_epsilon, claim_delta,
                    claim_per_round_epsilon, attacks, trials: int, confidence: float, seed: int,
-                   modes, coupled: Optional[bool] = None, backend: str = "numpy") -> str:
+                   modes, coupled: Optional[bool] = None, backend: str = "numpy",
+                   stop_early: Optional[bool] = None) -> str:
     """The ``audit run`` command that repeats an ``assert_private`` audit:
     every argument passed, as its flag (``horizon=`` as ``--horizon``,
     ``params={k: v}`` as ``--param k=v``), ``trials`` as scaled.  An
@@ -177,7 +178,7 @@ def reproduce_line(algorithm, epsilon, delta, build_kwargs: dict, claim_epsilon,
             "--claim-epsilon": claim_epsilon, "--claim-delta": claim_delta,
             "--claim-per-round-epsilon": claim_per_round_epsilon}
     return reproduce_command(name, echo, attacks, trials, confidence, seed, modes,
-                             coupled=coupled, backend=backend)
+                             coupled=coupled, backend=backend, stop_early=stop_early)
 
 
 def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = None,
@@ -187,7 +188,8 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
                    confidence: float = 0.95, seed: int = 0, claim_epsilon: Optional[float] = None,
                    claim_delta: Optional[float] = None,
                    claim_per_round_epsilon: Optional[float] = None, jobs: int = 1,
-                   coupled: Optional[bool] = None, backend: str = "numpy", **build_kwargs):
+                   coupled: Optional[bool] = None, backend: str = "numpy",
+                   stop_early: Optional[bool] = None, **build_kwargs):
     """Audit ``algorithm`` (a registered name, ``"package.module:attribute"``
     or an ``Algorithm``) and raise ``AssertionError`` with the audit summary —
     claim, per-attack bounds, events, counts and the ``audit run`` command
@@ -203,6 +205,9 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     independent``; None, the default, on coupled runs wherever they cost
     no more (``True`` insists on them).  ``backend="jax"`` runs the
     black-box tests' learners on JAX, as ``audit run --backend jax``.
+    ``stop_early=True`` stops a coupled test once it certifies a violation,
+    ``False`` reads every block, None (the default) stops early for code
+    run one call per run (``audit run --stop-early``).
     A user factory is built as ``audit run`` builds it (ε = ``epsilon``,
     else ``claim_epsilon``, else its default).
 
@@ -234,6 +239,9 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     if coupled is not None and not isinstance(coupled, bool):
         raise ValueError(f"assert_private(): coupled must be True, False or None, got "
                          f"{_got(coupled)}")
+    if stop_early is not None and not isinstance(stop_early, bool):
+        raise ValueError(f"assert_private(): stop_early must be True, False or None, got "
+                         f"{_got(stop_early)}")
     if backend not in ("numpy", "jax"):
         raise ValueError(f"assert_private(): backend must be 'numpy' or 'jax', got "
                          f"{_got(backend)}")
@@ -271,10 +279,10 @@ def assert_private(algorithm: Union[str, Algorithm], epsilon: Optional[float] = 
     names = attack_names(alg, attacks, search=not modes or "black-box" in modes)
     command = reproduce_line(algorithm, epsilon, delta, build_kwargs, claim_epsilon, claim_delta,
                              claim_per_round_epsilon, names, n, confidence, seed, modes,
-                             coupled, backend)
+                             coupled, backend, stop_early)
     result = audit_algorithm(alg, attacks, trials=n, confidence=confidence, seed=seed,
                              jobs=jobs, claim=claim, command=command, modes=modes,
-                             coupled=coupled, backend=backend)
+                             coupled=coupled, backend=backend, stop_early=stop_early)
     if result.violation:
         raise AssertionError("privacy claim violated\n" + result.summary()
                              + _reproduce_notes(algorithm, params))

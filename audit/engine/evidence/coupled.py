@@ -53,6 +53,11 @@ TARGET_BLOCKS = 2_000       # held-out blocks aimed at; the block size follows f
 MIN_BLOCK, MAX_BLOCK = 16, 512
 MIN_PILOT_BLOCKS = 20
 BLOCKS = 0x626c6b          # "blk": the spawn-key word of a chunk's block seeds
+# Where the test may stop early (``early``): the shares of the held-out
+# blocks after which it is read, before the last block.  Looks cost the
+# bet's guard on Q a factor in its level (α/L, L = these + 1), not the bet
+# itself; a Clopper–Pearson test half its α (``coupled.look_level``).
+LOOKS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4)
 
 
 def _chunk(m: int) -> int:
@@ -220,7 +225,15 @@ class CoupledTestResult(EventTestResult):
     design: Optional[Design] = None
     predicted: float = 0.0
     coupled_test: bool = True
+    # A test that could stop early: the looks it could take (0: read once)
+    # and the held-out blocks it planned (``blocks`` those it read).
+    looks: int = 0
+    planned_blocks: int = 0
     shares = 1
+
+    @property
+    def stopped_early(self) -> bool:
+        return bool(self.looks) and self.blocks < self.planned_blocks
 
     def profile_bounds(self):
         """Each side's Clopper–Pearson bound where they are the test; the
@@ -235,7 +248,10 @@ class CoupledTestResult(EventTestResult):
                "the pilot predicted two Clopper–Pearson bounds on the totals, at α/2 each, "
                "would show more than a bet (an event the coupling does not keep together, or "
                "one never seen on the denominator side)")
-        lines.insert(1, f"  {'':30s} coupled runs: {self.blocks:,} held-out blocks of "
+        read = (f"{self.blocks:,} of {self.planned_blocks:,} planned held-out blocks (stopped "
+                f"once the violation was certain)" if self.stopped_early else
+                f"{self.blocks:,} held-out blocks")
+        lines.insert(1, f"  {'':30s} coupled runs: {read} of "
                         f"{self.block_runs} runs a side, both sides of a block from one seed; "
                         + how)
         return lines
@@ -267,6 +283,9 @@ class CoupledTestResult(EventTestResult):
         d["bounds"].update({"block_runs": self.block_runs, "blocks": self.blocks,
                             "alpha": self.alpha, "bounds_used": self.shares})
         d["coupled"] = {"block_runs": self.block_runs, "blocks": self.blocks,
+                        "planned_blocks": self.planned_blocks or self.blocks,
+                        "looks": self.looks or 1,
+                        "stopped_early": self.stopped_early,
                         "pilot_runs_per_side": self.n_selection,
                         "test": "coupled bet" if self.coupled_test else "Clopper–Pearson",
                         "predicted_on_pilot": self.predicted,
@@ -281,9 +300,12 @@ class CoupledEventTestEvidence(EventTestEvidence):
     shares = CoupledTestResult.shares
 
     def __init__(self, scenario, index: int, claim, learned: Optional[bool] = None, hints=(),
-                 blocked: bool = True):
+                 blocked: bool = True, early: bool = False):
         super().__init__(scenario, index, claim, learned=learned, hints=hints)
         self.blocked = blocked          # ``blocks_probe`` allowed a chunk's blocks in one call
+        # Stop the held-out blocks once the test certifies a violation
+        # (at ``LOOKS``; ``plan_lower_bound`` pays for the looks).
+        self.early = early
         self.plan: Optional[Plan] = None
         self.chosen: Optional[tuple] = None      # (label, members, complement?)
         self._split = None
@@ -383,21 +405,47 @@ class CoupledEventTestEvidence(EventTestEvidence):
                             "coupled", chunk=_chunk(m), block=m)]
         label, members, _ = self.chosen
         digest = hashlib.sha256(f"{label}\n{members}\n{m}".encode()).hexdigest()[:16]
+        looks = self._looks(test)
         return [Request(_blocks_task(self.scenario, self.events, m, list(members),
                                      blocked=self.blocked), test * m,
                         (self.index, STREAMS[1]), f"coupled-{digest}",
-                        chunk=_chunk(m), block=m)]
+                        chunk=_chunk(m), block=m, looks=tuple(k * m for k in looks),
+                        stop=self._certain if looks else None)]
+
+    def _looks(self, test: int) -> list[int]:
+        """Held-out blocks after which an early-stopping test reads the bet
+        (none where it is read once)."""
+        if not (self.early and self.plan is not None):
+            return []
+        return sorted({max(1, int(test * f)) for f in LOOKS} - {test})
+
+    def _counts(self, samples: list):
+        """(numerator, denominator) counts per held-out block of the chosen
+        event, from the test's chunk results."""
+        m = self._split[0]
+        a = np.concatenate([x[0] for x in samples])
+        b = np.concatenate([x[1] for x in samples])
+        if self.chosen[2]:          # the complement of the counted union
+            a, b = m - a, m - b
+        return (b, a) if self.plan.swapped else (a, b)
+
+    def _certain(self, samples: list) -> bool:
+        """Whether the test on the blocks so far already certifies a
+        violation (ε_lb above the claim's ε): then it stops there."""
+        num, den = self._counts(samples)
+        looks = len(self._looks(self._split[2])) + 1
+        eps = plan_lower_bound(num, den, self.plan, self.planned_alpha, self.claim.delta, looks,
+                               last=False)
+        return eps > self.claim.epsilon
 
     def conclude(self, samples: list[list], alpha: float) -> CoupledTestResult:
         sc, claim, p = self.scenario, self.claim, self.plan
-        m, pilot, _ = self._split
-        a = np.concatenate([x[0] for x in samples[0]])
-        b = np.concatenate([x[1] for x in samples[0]])
-        if self.chosen[2]:          # the complement of the counted union
-            a, b = m - a, m - b
-        num, den = (b, a) if p.swapped else (a, b)
-        eps = plan_lower_bound(num, den, p, alpha, claim.delta)
-        n_test = int(a.size * m)
+        m, pilot, planned = self._split
+        num, den = self._counts(samples[0])
+        looks = len(self._looks(planned))
+        eps = plan_lower_bound(num, den, p, alpha, claim.delta, looks + 1,
+                               last=num.size >= planned)
+        n_test = int(num.size * m)
         label = self.chosen[0]
         direction = "l'>l" if p.swapped else "l>l'"
         nb = one_sided_bounds(int(num.sum()), n_test, alpha / 2)
@@ -415,12 +463,28 @@ class CoupledEventTestEvidence(EventTestEvidence):
             + self._float_note([self.events.labels[i] for i in self.chosen[1]]) + [
                 f"coupled runs: both sides of each block of {m} runs drew from one seed; "
                 f"the event, its direction and the bet were fixed on {pilot * m:,} pilot runs "
-                f"a side (streams [seed, pair, {STREAMS[0]}]), the test read {a.size:,} other "
-                f"blocks (streams [seed, pair, {STREAMS[1]}])"],
+                f"a side (streams [seed, pair, {STREAMS[0]}]), the test read {num.size:,} other "
+                f"blocks (streams [seed, pair, {STREAMS[1]}])"] + self._early_note(num.size),
             curve=curve, witness=self._witness_info(),
             event_text=event_label(label, code_labels(sc.algorithm)),
-            inputs=_short_inputs(sc), block_runs=m, blocks=int(a.size), design=p.design,
-            predicted=p.predicted, coupled_test=p.coupled)
+            inputs=_short_inputs(sc), block_runs=m, blocks=int(num.size), design=p.design,
+            predicted=p.predicted, coupled_test=p.coupled,
+            looks=looks + 1 if looks else 0, planned_blocks=planned)
+
+    def _early_note(self, read: int) -> list[str]:
+        planned = self._split[2]
+        looks = self._looks(planned)
+        if not looks:
+            return []
+        when = ("stopped there: the bet already certified ε_lb above the claim"
+                if read < planned else "it never did, so every planned block was read")
+        how = (f"valid at any look: Ville's inequality for the bet, the guard on the "
+               f"denominator at α/{len(looks) + 1}" if self.plan.coupled else
+               f"Bonferroni over the looks: the Clopper–Pearson test at α/2 at the last look, "
+               f"α/{2 * len(looks)} at each earlier one")
+        return [f"sequential test: the test could stop after {', '.join(f'{k:,}' for k in looks)} "
+                f"of the {planned:,} planned blocks (rounded up to whole chunks) once it "
+                f"certified a violation — {when}; {how}"]
 
 
 def _curve(num, den, m, alpha, p: Plan, delta, pilot: int, points: int = 20) -> dict:
