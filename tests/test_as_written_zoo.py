@@ -161,6 +161,57 @@ def test_the_default_budget_fits_per_run_code_to_the_time():
     assert main(["run", f"{MOD}:FusedETC", "--time", "5", "--trials", "10", "--no-store"]) == 2
 
 
+def test_code_too_slow_for_the_time_gets_the_smallest_budget_and_a_warning():
+    """Code measured at 50 ms a run (kept in ``extra["run_seconds"]``, as the
+    timing keeps it) fits no budget in 60 s: it gets the smallest step, the
+    expected time is kept, and ``over_time`` names the speed and the flags
+    to give; a fast learner gets no warning."""
+    from audit.engine.budget import over_time
+    alg = build(f"{MOD}:FusedETC", horizon=Z.ETC_HORIZON)
+    alg.extra["run_seconds"] = 0.05
+    assert fitted_trials(alg, None) == STEPS[0] == 200
+    assert alg.extra["fitted_seconds"] > 90
+    line = over_time(alg, None)
+    assert "50 ms a run" in line and "--time or --trials" in line
+    fast = build(f"{MOD}:FusedETC", horizon=Z.ETC_HORIZON)
+    fast.extra["run_seconds"] = 1e-5
+    assert fitted_trials(fast, None) == DEFAULT_TRIALS and over_time(fast, None) is None
+
+
+def test_a_replay_probe_of_slow_code_stops_at_its_time(monkeypatch):
+    """The probe that decides whether a class's code replays (and whether
+    its pair is optimised) refuses where its runs say it would take longer
+    than ``PROBE_SECONDS``: slow code is not replayed a thousand times at
+    build time.  A class replayed within the time still is."""
+    from algorithms.replay import law
+    monkeypatch.setattr(law, "PROBE_SECONDS", 0.0)
+    slow = build(f"{MOD}:RoundExpMech", horizon=Z.ETC_HORIZON)
+    assert law.replay_cells(slow) is None
+    monkeypatch.setattr(law, "PROBE_SECONDS", 60.0)
+    assert law.replay_cells(build(f"{MOD}:RoundExpMech", horizon=Z.ETC_HORIZON)) is not None
+
+
+def test_the_randomness_check_runs_once_when_the_search_made_it(monkeypatch):
+    """The neighbour search checks that the code draws from the generator it
+    is given before its pilot; the audit reuses that check (over at least
+    as many rounds) instead of simulating the code three more times."""
+    from audit.engine import audit as audit_mod, reproducibility
+    calls = []
+    real = reproducibility.check_own_randomness
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(reproducibility, "check_own_randomness", counted)
+    monkeypatch.setattr(audit_mod, "check_own_randomness", counted)
+    import audit.engine.scenarios as scen
+    monkeypatch.setattr(scen, "check_own_randomness", counted)
+    alg = build(f"{MOD}:FusedETC", horizon=Z.ETC_HORIZON)
+    audit_algorithm(alg, attacks=["search"], trials=1000, seed=0, modes=["black-box"],
+                    witness=False)
+    assert len(calls) == 1
+
+
 # ------------------------------------------------ detection
 @pytest.mark.parametrize("name,expected", [("FusedETCRedraw", "violation"),
                                            ("SelfPlayingETCNoNoise", "violation"),

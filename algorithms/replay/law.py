@@ -29,8 +29,10 @@ from __future__ import annotations
 import decimal
 import itertools
 import math
+import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import Optional
 
 import numpy as np
 
@@ -332,7 +334,8 @@ _LAWS: dict = {}        # (id(alg), scope, input, confirmed) -> (alg, law): one 
 MAX_KEPT_LAWS = 256
 
 
-def output_law(alg, losses, scope: str = "output", confirm: bool = True) -> OutputLaw:
+def output_law(alg, losses, scope: str = "output", confirm: bool = True,
+               seconds: Optional[float] = None) -> OutputLaw:
     """``replay_law``, kept per algorithm object and input: pairs that share
     an input (the search's pairs share their base) replay and confirm it
     once."""
@@ -345,31 +348,39 @@ def output_law(alg, losses, scope: str = "output", confirm: bool = True) -> Outp
     if False in kept:
         law = confirmed(alg, losses, scope, kept[False])    # traced already: re-execute only
     else:
-        law = replay_law(alg, losses, scope, confirm)
+        law = replay_law(alg, losses, scope, confirm, seconds)
     if len(_LAWS) >= MAX_KEPT_LAWS:
         _LAWS.pop(next(iter(_LAWS)))
     _LAWS[key + (confirm,)] = (alg, law)
     return law
 
 
-def replay_law(alg, losses, scope: str = "output", confirm: bool = True) -> OutputLaw:
+def replay_law(alg, losses, scope: str = "output", confirm: bool = True,
+               seconds: Optional[float] = None) -> OutputLaw:
     """The exact law of ``alg``'s output on ``losses`` (module docstring);
     ``scope`` "transcript" adds the released values, "codes" leaves out the
     numbers.  ``confirm``: re-execute the unmodified code at points of every
     cell (``confirm.reexecute``) before the law is returned — left out only
     where a law ranks candidates and is computed again, confirmed, before
-    any figure rests on it.  Raises ``ReplayRefused`` where the code cannot
-    be replayed exactly, or its re-execution disagrees."""
+    any figure rests on it.  ``seconds``: refuse, before a replay of many
+    runs, where the runs so far say it would take longer (a probe of slow
+    code).  Raises ``ReplayRefused`` where the code cannot be replayed
+    exactly, or its re-execution disagrees."""
     if not _replayable(alg):
         raise ReplayRefused("only mechanisms over a stream of answers written as init/feed/act, "
                             "and code written one call or one object per run, are replayed")
     losses = np.asarray(losses, dtype=float)
     plan = None             # (parts, elems, cells per element of each part)
+    start, per = time.perf_counter(), 0.0   # per: seconds a replayed run has cost
     for step in range(MAX_STEPS):
         counts = [math.prod(len(c) for c in cells) for cells in plan[2]] if plan else [1]
         runs = max(counts)
         if runs > MAX_CELLS:
             raise ReplayRefused(f"more than {MAX_CELLS} joint cells in one part of the output")
+        spent = time.perf_counter() - start
+        if seconds is not None and spent + runs * per > seconds:
+            raise ReplayRefused(f"a replay of {runs} runs would take about "
+                                f"{spent + runs * per:.0f} s (more than {seconds:g} s)")
         if per_run(alg) and runs * losses.shape[0] > MAX_RUN_ROUNDS:
             # one Python call (or more) a run and round: bounded work, whatever the horizon
             raise ReplayRefused(f"{runs} joint cells over {losses.shape[0]} rounds: more than "
@@ -381,7 +392,9 @@ def replay_law(alg, losses, scope: str = "output", confirm: bool = True) -> Outp
                     for e, (lo, _) in zip(elems, combo):
                         assign.setdefault(e, np.zeros(runs, dtype=np.int64))[r] = lo
 
+        began = time.perf_counter()
         values, deps, labels, gens = _batch(alg, losses, runs, assign, scope)
+        per = max(per, (time.perf_counter() - began) / runs)
         cuts, parts, elems = _structure(gens, deps, runs)
         cells = [_cells(cuts, e) for e in elems]
         new = (parts, elems, cells)
@@ -532,6 +545,7 @@ def replay_scope(alg) -> str:
 
 
 _APPLIES: dict = {}      # id(alg) -> (alg, joint cells of the replay on the midpoint or None)
+PROBE_SECONDS = 5.0     # the most the probe of ``replay_cells`` may take
 
 
 def replay_cells(alg):
@@ -546,8 +560,11 @@ def replay_cells(alg):
     try:
         losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
         # a probe of applicability and cost, not a figure: not re-executed
-        # (the replay evidence confirms every law it uses)
-        cells = output_law(alg, losses, replay_scope(alg), confirm=False).cells
+        # (the replay evidence confirms every law it uses); code whose
+        # replay would take long is not replayed (its confirmation would
+        # re-execute it a thousand times more)
+        cells = output_law(alg, losses, replay_scope(alg), confirm=False,
+                           seconds=PROBE_SECONDS).cells
     except Exception:       # noqa: BLE001 - refused, or the code failed on the replay
         cells = None
     _APPLIES[id(alg)] = (alg, cells)

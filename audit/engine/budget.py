@@ -28,7 +28,10 @@ from algorithms.simulate import simulate
 
 DEFAULT_TRIALS = 200_000
 DEFAULT_SECONDS = 60.0
-STEPS = (1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
+# From 200 runs a side: code at tens of milliseconds a run fits no more in
+# a minute, and 200 runs still certify a gross leak (an output one input
+# never gives: up to ε ≈ 4 on coupled runs).
+STEPS = (200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
 WORKERS = 2
 SPEED_RUNS = 64             # runs timed on the midpoint input
 SPEED_STREAM = 0x5BEED
@@ -42,13 +45,21 @@ SPEED_STREAM = 0x5BEED
 RUNS_PER_TRIAL = 12.0
 # The fixed part: building, probing, the replay and the report.
 FIXED_SECONDS = 6.0
+# Runs of the check that the code draws from the generator it is given
+# (``audit.engine.reproducibility``: three simulations of 64 runs, once per
+# algorithm, in one process).
+CHECK_RUNS = 3 * 64
 # The search's pilot: its full size for code run as written
-# (attacks.search.PER_RUN_CODE_ROW_ROUNDS row-rounds) costs about this many
-# rounds' time each (small batches per candidate, windows followed, in one
-# process): measured 29.5 s for 85 000 row-rounds of a class whose round
-# costs 52 µs.  It gets at most PILOT_TIME of the time.
+# (attacks.search.PER_RUN_CODE_ROW_ROUNDS row-rounds) costs, a row-round,
+# PILOT_SLOWDOWN rounds of the code's time plus PILOT_OVERHEAD seconds of
+# the search's own (small batches per candidate, windows followed), in one
+# process: measured 29.5 s for 85 000 row-rounds of a class whose round
+# costs 52 µs (347 µs a row-round, one process), and 31.6 s for 20 312 of
+# one whose round costs 2.2 ms (3.1 ms, on two workers).  It gets at most
+# PILOT_TIME of the time.
 PILOT_ROW_ROUNDS = 500_000
-PILOT_SLOWDOWN = 6.7
+PILOT_SLOWDOWN = 1.26
+PILOT_OVERHEAD = 281e-6
 PILOT_TIME = 0.3
 MIN_PILOT_SHARE = 1 / 32
 
@@ -81,7 +92,8 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
     seconds = DEFAULT_SECONDS if seconds is None else float(seconds)
     run = run_seconds(alg)
     # The pilot's share first (``attacks.search.pilot_share`` reads it).
-    full_pilot = PILOT_ROW_ROUNDS * PILOT_SLOWDOWN * run / max(1, alg.horizon)
+    full_pilot = PILOT_ROW_ROUNDS * (PILOT_SLOWDOWN * run / max(1, alg.horizon)
+                                     + PILOT_OVERHEAD)
     if not alg.learner.reads_first:
         # A learner's search pilot runs its batches on every worker
         # (``attacks.search``'s ``pmap``); a stream mechanism's in one process.
@@ -91,6 +103,25 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
     if isinstance(alg.extra, dict):
         alg.extra["pilot_share"] = share
     per = run * RUNS_PER_TRIAL / WORKERS
-    room = max(seconds - FIXED_SECONDS - share * full_pilot, 0.0)
+    fixed = FIXED_SECONDS + CHECK_RUNS * run + share * full_pilot
+    room = max(seconds - fixed, 0.0)
     n = room / per if per > 0 else DEFAULT_TRIALS
-    return max([s for s in STEPS if s <= n] or [STEPS[0]])
+    trials = max([s for s in STEPS if s <= n] or [STEPS[0]])
+    if isinstance(alg.extra, dict):
+        alg.extra["fitted_seconds"] = fixed + per * trials
+    return trials
+
+
+def over_time(alg: Algorithm, seconds: Optional[float]) -> Optional[str]:
+    """A warning where even the smallest budget ``fitted_trials`` chose is
+    expected to take far longer than the time aimed at (half as long again),
+    naming the code's speed; None otherwise."""
+    target = DEFAULT_SECONDS if seconds is None else float(seconds)
+    need = alg.extra.get("fitted_seconds") if isinstance(alg.extra, dict) else None
+    if need is None or need <= 1.5 * target:
+        return None
+    run = run_seconds(alg)
+    return (f"{alg.name} takes about {run * 1e3:.3g} ms a run: even the smallest budget "
+            f"({STEPS[0]:,} runs a side) is expected to take about {need:.0f} s, more than the "
+            f"{target:g} s aimed at (--time); give --time or --trials to say how long it may "
+            f"take")

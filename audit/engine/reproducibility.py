@@ -145,11 +145,36 @@ def check_own_randomness(alg: Algorithm, losses: np.ndarray, advice: Optional[np
     again = simulate(alg, losses, runs, _rng(0), **kwargs)
     where = _first_difference(first, again)
     if where is not None:
-        return (f"{NOT_SEEDED} (two simulations with the same seed differ {where}); to make "
-                f"it reproducible, {_advice(alg)}")
+        return _checked(alg, m, f"{NOT_SEEDED} (two simulations with the same seed differ "
+                                f"{where}); to make it reproducible, {_advice(alg)}")
     other = simulate(alg, losses, runs, _rng(1), **kwargs)
     if _first_difference(first, other) is None and not _runs_alike(first):
         raise RandomnessError(f"algorithm {alg.name} draws randomness {_outside(alg)}: its "
                               f"runs differ from one another but not from one seed to another (a generator it creates itself, e.g. "
                               f"np.random.default_rng(0), makes every chunk of runs the same); "
                               f"{_advice(alg)}")
+    return _checked(alg, m, None)
+
+
+def _checked(alg: Algorithm, rounds: int, word: Optional[str]) -> Optional[str]:
+    """Keep the outcome of a check over ``rounds`` rounds with the algorithm
+    (``checked_before``) and return it."""
+    if isinstance(alg.extra, dict):
+        kept = alg.extra.get("randomness_checked")
+        if kept is None or rounds >= kept[0]:
+            alg.extra["randomness_checked"] = (rounds, word)
+    return word
+
+
+def checked_before(alg: Algorithm, rounds: Optional[int]) -> tuple[bool, Optional[str]]:
+    """(whether ``check_own_randomness`` already ran on ``alg`` over at least
+    the rounds a check of ``rounds`` would cover — whatever the losses, as
+    where the neighbour search checked its interface input before its
+    pilot; its outcome).  Code run one call per run costs a second or more
+    a check, and whether it draws from the generator it is given is a
+    property of its code."""
+    kept = alg.extra.get("randomness_checked") if isinstance(alg.extra, dict) else None
+    want = min(int(rounds or alg.horizon), ROUNDS)
+    if kept is not None and kept[0] >= want:
+        return True, kept[1]
+    return False, None
