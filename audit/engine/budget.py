@@ -50,16 +50,18 @@ FIXED_SECONDS = 6.0
 # algorithm, in one process).
 CHECK_RUNS = 3 * 64
 # The search's pilot: its full size for code run as written
-# (attacks.search.PER_RUN_CODE_ROW_ROUNDS row-rounds) costs, a row-round,
-# PILOT_SLOWDOWN rounds of the code's time plus PILOT_OVERHEAD seconds of
-# the search's own (small batches per candidate, windows followed), in one
-# process: measured 29.5 s for 85 000 row-rounds of a class whose round
-# costs 52 µs (347 µs a row-round, one process), and 31.6 s for 20 312 of
-# one whose round costs 2.2 ms (3.1 ms, on two workers).  It gets at most
-# PILOT_TIME of the time.
+# (attacks.search.PER_RUN_CODE_ROW_ROUNDS row-rounds) costs, a row-round in
+# one process, PILOT_SLOWDOWN rounds of the code's time — the search's own
+# work (small batches per candidate, windows followed) is a multiple of a
+# fast round's — or, for slow code, SLOW_PILOT_SLOWDOWN rounds plus
+# PILOT_OVERHEAD seconds, whichever is less: measured 29.5 s for 85 000
+# row-rounds of a class whose round costs 52 µs (347 µs a row-round, one
+# process: both forms), and 31.6 s for 20 312 of one whose round costs
+# 2.2 ms (3.1 ms a row-round in one process, where 6.7 rounds would say
+# 14.7 ms).  It gets at most PILOT_TIME of the time.
 PILOT_ROW_ROUNDS = 500_000
-PILOT_SLOWDOWN = 1.26
-PILOT_OVERHEAD = 281e-6
+PILOT_SLOWDOWN = 6.7
+SLOW_PILOT_SLOWDOWN, PILOT_OVERHEAD = 1.26, 281e-6
 PILOT_TIME = 0.3
 MIN_PILOT_SHARE = 1 / 32
 
@@ -92,8 +94,9 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
     seconds = DEFAULT_SECONDS if seconds is None else float(seconds)
     run = run_seconds(alg)
     # The pilot's share first (``attacks.search.pilot_share`` reads it).
-    full_pilot = PILOT_ROW_ROUNDS * (PILOT_SLOWDOWN * run / max(1, alg.horizon)
-                                     + PILOT_OVERHEAD)
+    rnd = run / max(1, alg.horizon)
+    full_pilot = PILOT_ROW_ROUNDS * min(PILOT_SLOWDOWN * rnd,
+                                        SLOW_PILOT_SLOWDOWN * rnd + PILOT_OVERHEAD)
     if not alg.learner.reads_first:
         # A learner's search pilot runs its batches on every worker
         # (``attacks.search``'s ``pmap``); a stream mechanism's in one process.
