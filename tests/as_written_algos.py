@@ -509,3 +509,24 @@ def half_noise_secrets_randomized_response(x, epsilon=1.0):
 
 system_randomized_response.claim_epsilon = 1.0
 half_noise_secrets_randomized_response.claim_epsilon = 1.0
+
+
+# ------------------------------------------------ clamps: the range the code means
+def clipped_count(x, rng, epsilon=1.0):
+    """Each value clamped to [0, 10], their sum released with Laplace noise
+    of scale 10/ε, rounded (post-processing, and no floating-point grain):
+    one value moves the sum by at most 10, so ε-DP on the clamp's range."""
+    return float(np.round(np.sum(np.clip(x, 0, 10)) + rng.laplace(0, 10 / epsilon)))
+
+
+def clipped_count_bug(x, rng, epsilon=1.0):
+    """The same, its noise calibrated to a change of 1: one value moving
+    across the clamp's range moves the sum by 10, true ε = 10ε (rounding
+    keeps nearly all of it at these scales)."""
+    return float(np.round(np.sum(np.clip(x, 0, 10)) + rng.laplace(0, 1 / epsilon)))
+
+
+def clipped_output(x, rng, epsilon=1.0):
+    """Clamps its noisy *output* to [0, 1] (post-processing): no clamp of
+    the input, whose range stays the default."""
+    return float(np.clip(np.round(x[0] + rng.laplace(0, 1 / epsilon), 3), 0, 1))

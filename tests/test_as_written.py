@@ -339,3 +339,35 @@ def test_a_class_asked_for_samples_as_dp_sniper_writes_mechanisms():
         assert abs(pair_epsilon(la, lb).epsilon - want) < 1e-9, path
     alg = build(f"{MOD}:SampledRandomizedResponse", horizon=1, epsilon=0.5)
     assert alg.claim.epsilon == 0.5 and "built with" in alg.claim.source
+
+
+# ------------------------------------------------ the range from the code's clamps
+def test_a_function_clamping_its_values_is_audited_over_the_clamps_domain():
+    """``np.clip(x, 0, 10)`` before a noisy sum: the domain becomes [0, 10]
+    and the pairs explore it, while one value still changes by at most the
+    default width 1 (a clamp bounds what the code accepts, not what one
+    record may change: Mironov's snapping mechanism clamps to [−B, B] and is
+    ε-DP for changes of 1, so the zoo's copy stays at Δ = 1); the summary
+    says so.  A clamp of the output, which saturates every run to one value,
+    leaves the default range; ``--input-range 0,10`` (``input_range``) makes
+    the whole width the change, and then noise calibrated to a change of 1
+    is a violation (true ε 10 against 1) while noise calibrated to 10 is
+    consistent.  At 20 000 runs a side, seed 0; a false violation of a
+    correct function has probability below the 5 % the confidence allows."""
+    from audit.engine import audit_algorithm
+    good = build("tests.as_written_algos:clipped_count")
+    bad = build("tests.as_written_algos:clipped_count_bug")
+    assert good.loss_range == bad.loss_range == (0.0, 10.0)
+    assert good.claim.max_change == 1.0
+    note = good.extra["input_note"]
+    assert "clamp" in note and "at most 10" in note and "--input-range 0,10" in note
+    snap = build("tests.as_written_zoo:snapping_laplace")
+    assert snap.loss_range == (-1000.0, 1000.0) and snap.claim.max_change == 1.0
+    assert build("tests.as_written_algos:clipped_output").loss_range == (0.0, 1.0)
+    wide = {n: build(f"tests.as_written_algos:{n}", input_range=(0.0, 10.0))
+            for n in ("clipped_count", "clipped_count_bug")}
+    assert all(a.loss_range == (0.0, 10.0) and a.claim.max_change is None for a in wide.values())
+    kw = dict(trials=20_000, seed=0, modes=["black-box"])
+    assert audit_algorithm(wide["clipped_count"], **kw).verdict == "consistent"
+    r_bad = audit_algorithm(wide["clipped_count_bug"], **kw)
+    assert r_bad.verdict == "violation" and r_bad.epsilon_lower_bound > 2

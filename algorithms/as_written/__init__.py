@@ -35,7 +35,7 @@ from algorithms.errors import UserCodeError
 from .binding import NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths
-from .functions import (READ_MAX_ROUNDS, function_learner, looks_like_mechanism, probe,
+from .functions import (READ_MAX_ROUNDS, clamped_range, function_learner, looks_like_mechanism, probe,
                         read_rounds, shape_of)
 from .methods import bound_method_function, method_function, whole_input_method
 from .environment import environment_learner, find_environment
@@ -267,6 +267,24 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if not is_class and horizon is None:
         # A function offered more answers than it reads is audited on those it reads.
         T, shape, read_note = _fit_input(obj, shape, kwargs, T, K, lo, hi, attr)
+    clamp_step = None
+    if not is_class and range_from == "default":
+        # Values are clamped to the domain the code means them to lie in:
+        # the pairs explore all of it.  A change of one value stays at most
+        # the default width: a clamp bounds what the code accepts, not what
+        # one record may change (Mironov's snapping mechanism clamps to
+        # [−B, B] and is ε-DP for changes of 1); --input-range LO,HI makes
+        # the whole width the change.
+        clamped = clamped_range(obj, shape, kwargs, T, K, lo, hi, attr)
+        if clamped is not None:
+            clamp_step = hi - lo
+            (lo, hi), found = clamped
+            ends = [w for w, f in ((f"at least {lo:g}", found[0]), (f"at most {hi:g}", found[1]))
+                    if f]
+            range_from = (f"the code's own clamp, which takes each value as "
+                          f"{' and '.join(ends)}; neighbours differ in one value by at most "
+                          f"{clamp_step:g} (--input-range {lo:g},{hi:g} lets it change across "
+                          f"the whole range)")
     # The claim: the caller's, else the code's attributes, else what it is built with.
     declared_eps, declared_delta = _attr(obj, "claim_epsilon"), _attr(obj, "claim_delta")
     c_eps = claim_epsilon if claim_epsilon is not None else (
@@ -304,7 +322,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
         how = f"{shape.describe()}; output: {form.describe()}"
         output = "what the function returns"
     relation = _attr(obj, "relation", "one-round")
-    max_change = _attr(obj, "max_change", None)
+    max_change = _attr(obj, "max_change", clamp_step)
     try:
         claim = Claim(float(c_eps), float(c_delta or 0.0), "actions", source, output=output,
                       relation=relation, max_change=max_change)

@@ -34,6 +34,8 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 from __future__ import annotations
 
 import inspect
+import math
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -253,6 +255,78 @@ def read_rounds(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi: f
     except UserCodeError:
         return None
     return read
+
+
+# Clamps: a far value (beyond any clamp a person writes), the farthest
+# clamp taken for one (a clamp at ±10⁶ guards against overflow, it does not
+# say what the values mean), the bisection's steps, the runs compared, and
+# the slowest probe call worth the search.
+CLAMP_FAR = 1e9
+CLAMP_MOST = 1e4
+CLAMP_STEPS = 48
+CLAMP_RUNS = 16
+CLAMP_STREAM = 0xC1A4
+CLAMP_MAX_SECONDS = 0.05
+
+
+def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi: float,
+                  where: str, t: int = 0) -> Optional[tuple]:
+    """The interval the function clamps its input to (``np.clip(x, 0, 10)``,
+    ``min(max(x, lo), hi)``), seen on coupled runs of answer ``t`` moved
+    while the others sit at the range's midpoint, or None where none is
+    seen.  An end is a clamp where the outputs at ±10⁹ and at ±10⁴ agree
+    run for run while those at the midpoint do not, and the runs at ±10⁹
+    still differ from one another: the noise survives the clamp, so it is
+    the input that was clamped, not the output (``np.clip(x + noise, 0,
+    1)`` saturates every run to one value and is not taken for one).  A
+    bisection finds where the outputs start to agree with the far ones;
+    the end is the simplest decimal near that point whose outputs still
+    agree (10, where rounded outputs first agree at 9.94).
+    Each end found beyond ``lo`` or ``hi`` replaces it; an end inside the
+    range is left as it is.  Returns ((lo, hi), (low end found, high end
+    found)), or None — also where the code fails on far values or is too
+    slow for the search (``CLAMP_MAX_SECONDS`` a call of ``CLAMP_RUNS``
+    runs).  Only what the code was seen to do sets the range; the summary
+    says so and ``--input-range`` sets another."""
+    mid = (lo + hi) / 2
+    base = np.full((T, K), mid)
+
+    def at(v):
+        x = base.copy()
+        x[t] = v
+        return outputs_of(fn, shape, kwargs, x, CLAMP_RUNS,
+                          np.random.default_rng(CLAMP_STREAM), where)
+
+    def end(sign) -> Optional[float]:
+        far = at(sign * CLAMP_FAR)
+        if all(leaves(r) == leaves(far[0]) for r in far[1:]):
+            return None                     # no noise left at far values: an output clamp
+        if not _same(at(sign * CLAMP_MOST), far) or _same(at(mid), far):
+            return None                     # no clamp within reach, or one inside the range
+        a, b = mid, sign * CLAMP_MOST       # a: outputs differ from far's; b: alike
+        for _ in range(CLAMP_STEPS):
+            m = (a + b) / 2
+            a, b = (a, m) if _same(at(m), far) else (m, b)
+        window = 0.1 * abs(b - mid) + abs(b - a)
+        scale = 10.0 ** math.ceil(math.log10(abs(b) + window))
+        while scale >= abs(b - a):          # the coarsest decimals first
+            nice = round(b / scale) * scale
+            if abs(nice - b) <= window and _same(at(nice), far):
+                return float(nice) + 0.0
+            scale /= 10
+        return float(b)
+
+    try:
+        start = time.perf_counter()
+        at(mid)
+        if time.perf_counter() - start > CLAMP_MAX_SECONDS:
+            return None
+        new_lo, new_hi = end(-1), end(+1)
+    except Exception:   # noqa: BLE001 - code failing on far values: no clamp seen
+        return None
+    found = (new_lo is not None and new_lo < lo, new_hi is not None and new_hi > hi)
+    out = (new_lo if found[0] else lo, new_hi if found[1] else hi)
+    return (out, found) if any(found) and out[0] < out[1] else None
 
 
 def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: str) -> Learner:
