@@ -476,7 +476,7 @@ class CoupledEventTestEvidence(EventTestEvidence):
         looks = self._looks(planned)
         if not looks:
             return []
-        when = ("stopped there: the bet already certified ε_lb above the claim"
+        when = ("stopped there: the test already certified ε_lb above the claim"
                 if read < planned else "it never did, so every planned block was read")
         how = (f"valid at any look: Ville's inequality for the bet, the guard on the "
                f"denominator at α/{len(looks) + 1}" if self.plan.coupled else
