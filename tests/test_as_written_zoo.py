@@ -171,11 +171,12 @@ def test_code_too_slow_for_the_time_gets_the_smallest_budget_and_a_warning():
     alg.extra["run_seconds"] = 0.05
     assert fitted_trials(alg, None) == STEPS[0] == 200
     assert alg.extra["fitted_seconds"] > 90
-    line = over_time(alg, None)
+    line = over_time(alg, None, 200)
     assert "50 ms a run" in line and "--time or --trials" in line
     fast = build(f"{MOD}:FusedETC", horizon=Z.ETC_HORIZON)
     fast.extra["run_seconds"] = 1e-5
-    assert fitted_trials(fast, None) == DEFAULT_TRIALS and over_time(fast, None) is None
+    assert fitted_trials(fast, None) == DEFAULT_TRIALS
+    assert over_time(fast, None, DEFAULT_TRIALS) is None
 
 
 def test_a_replay_probe_of_slow_code_stops_at_its_time(monkeypatch):
@@ -193,23 +194,21 @@ def test_a_replay_probe_of_slow_code_stops_at_its_time(monkeypatch):
 
 def test_the_randomness_check_runs_once_when_the_search_made_it(monkeypatch):
     """The neighbour search checks that the code draws from the generator it
-    is given before its pilot; the audit reuses that check (over at least
-    as many rounds) instead of simulating the code three more times."""
-    from audit.engine import audit as audit_mod, reproducibility
+    is given before its pilot; the audit's check of a pair reuses that
+    outcome (over at least as many rounds and runs) instead of simulating
+    the code three more times: the check's simulations run once."""
+    from audit.engine import reproducibility
     calls = []
-    real = reproducibility.check_own_randomness
+    real = reproducibility.simulate
 
     def counted(*a, **k):
         calls.append(1)
         return real(*a, **k)
-    monkeypatch.setattr(reproducibility, "check_own_randomness", counted)
-    monkeypatch.setattr(audit_mod, "check_own_randomness", counted)
-    import audit.engine.scenarios as scen
-    monkeypatch.setattr(scen, "check_own_randomness", counted)
+    monkeypatch.setattr(reproducibility, "simulate", counted)
     alg = build(f"{MOD}:FusedETC", horizon=Z.ETC_HORIZON)
     audit_algorithm(alg, attacks=["search"], trials=1000, seed=0, modes=["black-box"],
                     witness=False)
-    assert len(calls) == 1
+    assert len(calls) == 3
 
 
 # ------------------------------------------------ detection

@@ -290,12 +290,15 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
     says so and ``--input-range`` sets another."""
     mid = (lo + hi) / 2
     base = np.full((T, K), mid)
+    seen: dict = {}         # the midpoint is compared from both ends
 
     def at(v):
-        x = base.copy()
-        x[t] = v
-        return outputs_of(fn, shape, kwargs, x, CLAMP_RUNS,
-                          np.random.default_rng(CLAMP_STREAM), where)
+        if v not in seen:
+            x = base.copy()
+            x[t] = v
+            seen[v] = outputs_of(fn, shape, kwargs, x, CLAMP_RUNS,
+                                 np.random.default_rng(CLAMP_STREAM), where)
+        return seen[v]
 
     def end(sign) -> Optional[float]:
         far = at(sign * CLAMP_FAR)

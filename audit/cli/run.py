@@ -210,13 +210,13 @@ def cmd_run(args):
     if args.trials is not None and args.time is not None:
         raise UsageError("--time sets the default --trials: give one of --time and --trials")
     if args.trials is None:
-        from audit.engine.budget import STEPS, fitted_trials, over_time
+        from audit.engine.budget import fitted_trials, over_time
         with reporter.phase(f"timing {alg.name} to fit the budget", 1, "steps",
                             quiet_below=1.0) as phase:
             args.trials = fitted_trials(alg, args.time)
             phase.update(1)
-        slow = over_time(alg, args.time)
-        if slow and args.trials == min(STEPS):
+        slow = over_time(alg, args.time, args.trials)
+        if slow:
             import sys
             print(f"audit: warning: {slow}", file=sys.stderr)
     args.pair = dedupe(args.pair)

@@ -21,7 +21,7 @@ from audit.engine.budget import per_run_code
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.evidence.coupled import CoupledEventTestEvidence, blocks_probe
-from audit.engine.reproducibility import check_own_randomness, checked_before
+from audit.engine.reproducibility import check_own_randomness
 from audit.engine.sampling import Sampler, pairs_namespace
 from audit.engine.scenarios import SEARCH, check_scenarios, scenarios_for, search_wanted
 from audit.engine.verdict import AuditResult
@@ -492,8 +492,8 @@ def variant_command(command: str, changes: dict) -> str:
 def check_randomness(scenarios, progress=None) -> dict:
     """Check, once per algorithm run, on the losses of its scenario with the
     longest prefix (randomness drawn only in later rounds shows there) —
-    unless the neighbour search checked it already over as many rounds
-    (``checked_before``) —, that
+    or as the neighbour search checked it already over as many rounds
+    (``check_own_randomness`` keeps its outcome) —, that
     its learner draws its randomness from the generator it is given: chunk
     seeding is what makes the runs reproducible and independent, so nothing
     is simulated for evidence before this is known.  Runs that are copies
@@ -507,10 +507,7 @@ def check_randomness(scenarios, progress=None) -> dict:
     with (progress or active()).phase(words, len(longest), "algorithms",
                                       quiet_below=1.0) as phase:
         for key, sc in longest.items():
-            done, why = checked_before(sc.algorithm, min(sc.rounds or sc.losses_a.shape[0],
-                                                         sc.losses_a.shape[0]))
-            if not done:
-                why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
+            why = check_own_randomness(sc.algorithm, sc.losses_a, sc.advice, sc.rounds)
             if why is not None:
                 out[key] = why
             phase.update(1)

@@ -14,7 +14,7 @@ reproducing command, so the audit is repeated exactly (``--trials``)
 whatever the machine.  Only power rests on this: every bound is valid at
 any number of runs.
 
-May import: ``algorithms``.
+May import: ``algorithms``, ``audit.engine.reproducibility``.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ import numpy as np
 
 from algorithms.core import Algorithm
 from algorithms.simulate import simulate
+from audit.engine.reproducibility import RUNS as CHECK_SIMULATION_RUNS
 
 DEFAULT_TRIALS = 200_000
 DEFAULT_SECONDS = 60.0
@@ -46,9 +47,9 @@ RUNS_PER_TRIAL = 12.0
 # The fixed part: building, probing, the replay and the report.
 FIXED_SECONDS = 6.0
 # Runs of the check that the code draws from the generator it is given
-# (``audit.engine.reproducibility``: three simulations of 64 runs, once per
-# algorithm, in one process).
-CHECK_RUNS = 3 * 64
+# (``audit.engine.reproducibility``: three simulations, once per algorithm,
+# in one process).
+CHECK_RUNS = 3 * CHECK_SIMULATION_RUNS
 # The search's pilot: its full size for code run as written
 # (attacks.search.PER_RUN_CODE_ROW_ROUNDS row-rounds) costs, a row-round in
 # one process, PILOT_SLOWDOWN rounds of the code's time — the search's own
@@ -115,13 +116,14 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
     return trials
 
 
-def over_time(alg: Algorithm, seconds: Optional[float]) -> Optional[str]:
-    """A warning where even the smallest budget ``fitted_trials`` chose is
-    expected to take far longer than the time aimed at (half as long again),
-    naming the code's speed; None otherwise."""
+def over_time(alg: Algorithm, seconds: Optional[float], trials: int) -> Optional[str]:
+    """A warning where ``fitted_trials`` chose ``trials``, the smallest
+    budget, and even that is expected to take far longer than the time
+    aimed at (half as long again), naming the code's speed; None
+    otherwise."""
     target = DEFAULT_SECONDS if seconds is None else float(seconds)
     need = alg.extra.get("fitted_seconds") if isinstance(alg.extra, dict) else None
-    if need is None or need <= 1.5 * target:
+    if trials != STEPS[0] or need is None or need <= 1.5 * target:
         return None
     run = run_seconds(alg)
     return (f"{alg.name} takes about {run * 1e3:.3g} ms a run: even the smallest budget "

@@ -134,10 +134,20 @@ def check_own_randomness(alg: Algorithm, losses: np.ndarray, advice: Optional[np
     is valid, but no seed reproduces them).  Raises ``RandomnessError`` (a
     ``ValueError``, one line naming ``alg``) where its runs are copies of
     one another from one seed to the next.  An exception in the learner's
-    code propagates as the simulation raises it (``UserCodeError``)."""
+    code propagates as the simulation raises it (``UserCodeError``).
+
+    The outcome is kept with the algorithm: a later check of it over no
+    more rounds and runs — on whatever losses, as where the neighbour
+    search checked its interface input before its pilot and the audit then
+    checks a pair — returns it without simulating again.  Whether code
+    draws from the generator it is given is a property of its code, and
+    code run one call per run costs a second or more a check."""
     losses = np.asarray(losses)
     T = losses.shape[0] if rounds is None else min(int(rounds), losses.shape[0])
     m = max(1, min(T, max_rounds))
+    kept = alg.extra.get("randomness_checked") if isinstance(alg.extra, dict) else None
+    if kept is not None and kept[0] >= m and kept[1] >= runs:
+        return kept[2]
     learner = alg.learner
     kwargs = dict(advice=advice, rounds=m, record_transcript=learner.transcript is not None,
                   point_rounds=range(m) if learner.point is not None else ())
@@ -145,36 +155,23 @@ def check_own_randomness(alg: Algorithm, losses: np.ndarray, advice: Optional[np
     again = simulate(alg, losses, runs, _rng(0), **kwargs)
     where = _first_difference(first, again)
     if where is not None:
-        return _checked(alg, m, f"{NOT_SEEDED} (two simulations with the same seed differ "
-                                f"{where}); to make it reproducible, {_advice(alg)}")
+        return _checked(alg, m, runs, f"{NOT_SEEDED} (two simulations with the same seed "
+                                      f"differ {where}); to make it reproducible, "
+                                      f"{_advice(alg)}")
     other = simulate(alg, losses, runs, _rng(1), **kwargs)
     if _first_difference(first, other) is None and not _runs_alike(first):
         raise RandomnessError(f"algorithm {alg.name} draws randomness {_outside(alg)}: its "
                               f"runs differ from one another but not from one seed to another (a generator it creates itself, e.g. "
                               f"np.random.default_rng(0), makes every chunk of runs the same); "
                               f"{_advice(alg)}")
-    return _checked(alg, m, None)
+    return _checked(alg, m, runs, None)
 
 
-def _checked(alg: Algorithm, rounds: int, word: Optional[str]) -> Optional[str]:
-    """Keep the outcome of a check over ``rounds`` rounds with the algorithm
-    (``checked_before``) and return it."""
+def _checked(alg: Algorithm, rounds: int, runs: int, word: Optional[str]) -> Optional[str]:
+    """Keep the outcome of a check over ``rounds`` rounds and ``runs`` runs
+    with the algorithm (the widest check kept) and return it."""
     if isinstance(alg.extra, dict):
         kept = alg.extra.get("randomness_checked")
-        if kept is None or rounds >= kept[0]:
-            alg.extra["randomness_checked"] = (rounds, word)
+        if kept is None or (rounds >= kept[0] and runs >= kept[1]):
+            alg.extra["randomness_checked"] = (rounds, runs, word)
     return word
-
-
-def checked_before(alg: Algorithm, rounds: Optional[int]) -> tuple[bool, Optional[str]]:
-    """(whether ``check_own_randomness`` already ran on ``alg`` over at least
-    the rounds a check of ``rounds`` would cover — whatever the losses, as
-    where the neighbour search checked its interface input before its
-    pilot; its outcome).  Code run one call per run costs a second or more
-    a check, and whether it draws from the generator it is given is a
-    property of its code."""
-    kept = alg.extra.get("randomness_checked") if isinstance(alg.extra, dict) else None
-    want = min(int(rounds or alg.horizon), ROUNDS)
-    if kept is not None and kept[0] >= want:
-        return True, kept[1]
-    return False, None
