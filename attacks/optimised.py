@@ -237,7 +237,11 @@ class Optimised(Attack):
         if objective is None:
             raise ValueError("attack optimised needs the exact pair ε of the mechanism's "
                              "declared model, which the audit engine supplies")
-        (a, b, value, start, evaluations), last_trace = optimise(alg, objective)
+        # Code whose every evaluation is costly says how many it affords
+        # (``optimise_evaluations``: a count, so the pair is the same on
+        # any machine).
+        budget = min(BUDGET, int((alg.extra or {}).get("optimise_evaluations", BUDGET)))
+        (a, b, value, start, evaluations), last_trace = optimise(alg, objective, budget=budget)
         fam = stream_events(alg, a, b, EVENTS_KEY) if events else None
         rejected = sum(not ok for ok in last_trace.accepted)
         pair = [f"ℓ = {describe(a)}", f"ℓ′ = {describe(b)}"]

@@ -530,3 +530,32 @@ def clipped_output(x, rng, epsilon=1.0):
     """Clamps its noisy *output* to [0, 1] (post-processing): no clamp of
     the input, whose range stays the default."""
     return float(np.clip(np.round(x[0] + rng.laplace(0, 1 / epsilon), 3), 0, 1))
+
+
+# ------------------------------------------------ the DP testers' programs as written
+def testers_noisy_max(queries, epsilon):
+    """Report noisy max as the DP testers' benchmark programs are written:
+    the input and ε alone, the noise from ``np.random``: the index of the
+    largest of the answers plus Laplace noise of scale 2/ε, ε-DP when every
+    answer may move by 1.  Ten answers: ten paths of nine comparisons."""
+    noisy = [q + np.random.laplace(scale=2.0 / epsilon) for q in queries]
+    return int(np.argmax(noisy))
+
+
+def testers_sparse_vector(queries, epsilon, N, T):
+    """A sparse vector with its cutoff and threshold required (``--param``)."""
+    out, count = [], 0
+    noisy_threshold = T + np.random.laplace(scale=2.0 / epsilon)
+    for q in queries:
+        if q + np.random.laplace(scale=4.0 * N / epsilon) >= noisy_threshold:
+            out.append(True)
+            count += 1
+            if count >= N:
+                break
+        else:
+            out.append(False)
+    return out
+
+
+testers_noisy_max.relation = testers_sparse_vector.relation = "bounded-all"
+testers_noisy_max.max_change = testers_sparse_vector.max_change = 1.0

@@ -371,3 +371,29 @@ def test_a_function_clamping_its_values_is_audited_over_the_clamps_domain():
     assert audit_algorithm(wide["clipped_count"], **kw).verdict == "consistent"
     r_bad = audit_algorithm(wide["clipped_count_bug"], **kw)
     assert r_bad.verdict == "violation" and r_bad.epsilon_lower_bound > 2
+
+
+# ------------------------------------------------ the DP testers' programs
+def test_a_function_of_its_input_and_epsilon_alone_is_a_mechanism():
+    """``noisy_max(queries, epsilon)`` drawing from ``np.random`` (the DP
+    testers' benchmark programs) is a mechanism, not a factory: ε is bound
+    by name whatever the callable is.  ``svt(queries, epsilon, N, T)``
+    needs its cutoff and threshold, and says so with the flag that sets
+    them; ``make_stream(n_queries, epsilon)`` (a size first) stays a
+    factory.  A noisy argmax stops depending on a value far below the
+    others, but only in the runs the probe looked at: no clamp is taken for
+    it (the range stays [0, 1]).  Its exact pair ε costs 2 × 91 traced runs
+    (ten paths), so its optimiser gets 21 evaluations and is not a default
+    attack (900 took six minutes)."""
+    from algorithms.as_written import looks_like_mechanism
+    import tests.as_written_algos as m
+    assert looks_like_mechanism(m.testers_noisy_max)
+    assert looks_like_mechanism(m.testers_sparse_vector)
+    assert not looks_like_mechanism(m.make_stream)
+    alg = build(f"{MOD}:testers_noisy_max", epsilon=0.7)
+    assert alg.loss_range == (0.0, 1.0) and alg.horizon == 10
+    assert alg.extra["optimise_evaluations"] < 60 and "optimised" not in alg.default_attacks
+    with pytest.raises(ValueError, match="--param N"):
+        build(f"{MOD}:testers_sparse_vector", epsilon=0.7)
+    svt = build(f"{MOD}:testers_sparse_vector", epsilon=0.7, params={"N": 1, "T": 0.5})
+    assert svt.horizon == 10 and svt.claim.epsilon == 0.7

@@ -111,4 +111,9 @@ def test_textbook_floating_point_laplace_is_a_violation_and_snapping_is_not(name
         assert res.epsilon_lower_bound > 2
         notes = [n for r in res.results for n in getattr(r, "notes", [])]
         assert any("floating point" in n for n in notes)
+        # the summary says the code, not its mechanism, fails, and how to fix it
+        assert "in floating point: the deciding event reads which doubles" in res.summary()
+        assert "floating_point = False" in res.summary()
+    else:
+        assert "in floating point" not in res.summary()
     assert math.isclose(Z.SNAP_EPSILON, 0.1 + 2.0 ** -49 * 100)

@@ -34,7 +34,7 @@ from algorithms.core import Algorithm, Claim
 from algorithms.errors import UserCodeError
 from .binding import NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
-from algorithms.replay.paths import trace_paths
+from algorithms.replay.paths import trace_paths, traced_runs
 from .functions import (READ_MAX_ROUNDS, clamped_range, function_learner, looks_like_mechanism, probe,
                         read_rounds, shape_of)
 from .methods import bound_method_function, method_function, whole_input_method
@@ -49,6 +49,10 @@ OPTIMISE_CELLS = 64     # a replay this small is cheap enough to optimise the pa
 OPTIMISE_COMPARISONS = 16   # so is a trace of continuous draws with this few comparisons
 OPTIMISE_ANSWERS = 64       # the optimiser's variables: T·K inputs at most
 CLASS_OPTIMISE_CELLS, CLASS_OPTIMISE_COMPARISONS = 16, 2
+# A traced optimiser's evaluation finds every path on both sides, one linear
+# program and one run of the code each (~4 ms): it gets the evaluations
+# these runs pay for (a few seconds), and is not a default below the least.
+OPTIMISE_TRACED_RUNS, OPTIMISE_LEAST_EVALUATIONS = 4000, 60
 
 
 def is_as_written(obj) -> bool:
@@ -360,8 +364,15 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     # (a class re-drawing six noisy argmaxes, 2^6 paths, took 17 minutes).
     most_cells, most_compared = ((CLASS_OPTIMISE_CELLS, CLASS_OPTIMISE_COMPARISONS) if is_class
                                  else (OPTIMISE_CELLS, OPTIMISE_COMPARISONS))
+    evaluations = None
+    if compared is not None and compared <= most_compared:
+        # A noisy argmax over ten answers has 9 comparisons but 10 paths,
+        # 91 traced runs a side: 900 evaluations would take six minutes.
+        runs = traced_runs(alg)
+        evaluations = OPTIMISE_TRACED_RUNS // (2 * runs) if runs else 0
+        alg.extra["optimise_evaluations"] = max(evaluations, 1)
     if (cells is not None and cells <= most_cells
-            or compared is not None and compared <= most_compared):
+            or evaluations is not None and evaluations >= OPTIMISE_LEAST_EVALUATIONS):
         # A function or class whose code replays exactly, and cheaply (the
         # optimiser replays it for every pair it tries), also gets its pair
         # optimised:

@@ -639,3 +639,19 @@ def trace_paths(alg):
         n = None
     _APPLIES[id(alg)] = (alg, n)
     return n
+
+
+def traced_runs(alg):
+    """The traced runs that finding every path of ``alg``'s code on its
+    domain's midpoint took (the trace kept for the audit), or None where the
+    trace does not follow the code there: a deterministic measure of what
+    one exact pair ε costs (each run is one linear program and one run of
+    the code), which an optimiser calling it hundreds of times is sized by."""
+    if trace_paths(alg) is None:
+        return None
+    losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+    try:
+        return traced_paths(alg, losses, replay_scope(alg), confirmed=False).runs
+    except Exception:       # noqa: BLE001 - refused, or the code failed on the trace
+        return None
+

@@ -21,7 +21,7 @@ from typing import Optional
 from algorithms.core import Algorithm, Claim
 from audit import __version__
 from audit.engine.models import failed
-from audit.engine.words import describe, relation_text, setting
+from audit.engine.words import FLOAT_NOTE, describe, relation_text, setting
 
 SCHEMA = "audit-result/1"
 
@@ -141,9 +141,31 @@ class AuditResult:
         # What the audit could not read of the claim's output: one line each.
         lines += [f"  note: {n}" for n in self.notes]
         lines.append("  " + self._verdict_line())
+        lines += self._float_lines()
         lines += self.reproduce_lines()
         lines += self._strongest_lines()
         return "\n".join(lines)
+
+    def _float_lines(self) -> list[str]:
+        """Where a floating-point event decides a violation: that the code,
+        not its mechanism over the reals, fails, and the exact figure over
+        the reals beside it where a white-box mode computed one."""
+        best = _deciding(self.results) if self.violation else None
+        if best is None or FLOAT_NOTE not in (getattr(best, "notes", None) or ()):
+            return []
+        exact = [r for r in self.results if r.exact and r.kind != "black-box"
+                 and not getattr(r, "intermediate", False) and not r.informational]
+        text = ("  in floating point: the deciding event reads which doubles the code outputs "
+                "(their least significant bit); rounding lets the two inputs reach different "
+                "doubles (Mironov, CCS 2012), so the code fails its claim as it runs")
+        if exact:
+            top = max(exact, key=lambda r: r.per_record_lower_bound)
+            above = top.violation
+            text += (f"; over the reals its exact ε is at least {top.per_record_lower_bound:.4g} "
+                     f"(white-box {top.kind}), {'also above' if above else 'within'} the claim")
+        text += ("; rounding the output to a grid (Mironov's snapping) removes such a leak, and "
+                 "the attribute floating_point = False audits the code as a model over the reals")
+        return [text]
 
     def reproduce_lines(self) -> list[str]:
         """The command that reruns the audit, and where no seed reproduces
@@ -229,9 +251,31 @@ class AuditResult:
         lines.append(f"  ε lower bound: {self.epsilon_lower_bound:.6g}   "
                      f"(largest the black-box budget could show: {self.max_detectable_epsilon:.2f})")
         lines.append("  " + self._verdict_line())
+        lines += self._float_lines()
         lines += self.reproduce_lines()
         lines += self._strongest_lines()
         return "\n".join(lines)
+
+    def _float_lines(self) -> list[str]:
+        """Where a floating-point event decides a violation: that the code,
+        not its mechanism over the reals, fails, and the exact figure over
+        the reals beside it where a white-box mode computed one."""
+        best = _deciding(self.results) if self.violation else None
+        if best is None or FLOAT_NOTE not in (getattr(best, "notes", None) or ()):
+            return []
+        exact = [r for r in self.results if r.exact and r.kind != "black-box"
+                 and not getattr(r, "intermediate", False) and not r.informational]
+        text = ("  in floating point: the deciding event reads which doubles the code outputs "
+                "(their least significant bit); rounding lets the two inputs reach different "
+                "doubles (Mironov, CCS 2012), so the code fails its claim as it runs")
+        if exact:
+            top = max(exact, key=lambda r: r.per_record_lower_bound)
+            above = top.violation
+            text += (f"; over the reals its exact ε is at least {top.per_record_lower_bound:.4g} "
+                     f"(white-box {top.kind}), {'also above' if above else 'within'} the claim")
+        text += ("; rounding the output to a grid (Mironov's snapping) removes such a leak, and "
+                 "the attribute floating_point = False audits the code as a model over the reals")
+        return [text]
 
 
 # ---------------------------------------------------------------- concise lines

@@ -33,6 +33,13 @@ from algorithms.sparse_vector_model import ABORTED, ABOVE, BELOW, ParallelSparse
 SPARSE_VECTOR_LABELS = {BELOW: "⊥", ABOVE: "⊤", ABORTED: "–"}
 SPARSE_VECTOR_LEGEND = "⊥ below, ⊤ above the threshold, – aborted"
 
+# Said where the deciding event reads a number's floating-point grain.
+FLOAT_NOTE = ("the deciding event reads which doubles the code outputs (the power of two of "
+              "their least significant bit): rounding in floating point lets the two inputs "
+              "reach different doubles (Mironov, CCS 2012), so the claim fails for the code as "
+              "it runs in doubles, whatever holds for its mechanism over the reals")
+
+
 
 def is_mechanism(alg: Algorithm) -> bool:
     """A mechanism over a stream of answers (each round reads its row, then

@@ -39,7 +39,7 @@ from audit.engine.evidence.base import Evidence, EvidenceResult
 from audit.engine.features import for_pair
 from audit.engine.sampling import Request
 from audit.engine.unions import with_ranked_unions
-from audit.engine.words import code_labels, event_label
+from audit.engine.words import FLOAT_NOTE, code_labels, event_label
 from audit.engine.witness import TRAINING_STREAMS, features_task, train, training_runs
 
 # Attacks whose scenarios get a learned witness unless they say otherwise:
@@ -58,11 +58,6 @@ def _grain_families(families) -> list:
     return out
 
 
-# Said where the deciding event reads a number's floating-point grain.
-FLOAT_NOTE = ("the deciding event reads which doubles the code outputs (the power of two of "
-              "their least significant bit): rounding in floating point lets the two inputs "
-              "reach different doubles (Mironov, CCS 2012), so the claim fails for the code as "
-              "it runs in doubles, whatever holds for its mechanism over the reals")
 
 
 def wants_witness(scenario) -> bool:
