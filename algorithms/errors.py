@@ -51,3 +51,9 @@ def user_call(function: str, round: Optional[int] = None):
         raise
     except Exception as exc:  # noqa: BLE001 - anything the learner raises is its error
         raise UserCodeError.raised(function, round, exc) from exc
+
+
+class ReturnedAnAlgorithm(UserCodeError):
+    """A callable taken for a mechanism returned an algorithm: it is a
+    factory after all (``make(eta, epsilon)``), and is built as one."""
+

@@ -165,10 +165,14 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
             raise ValueError(f"algorithm {name!r} is neither an Algorithm, a factory returning "
                              "one, a class nor a mechanism function")
         from .as_written import as_algorithm, is_as_written
-        if is_as_written(obj):
-            return as_algorithm(obj, name, horizon, arms, experts, epsilon, delta, params,
-                                claim_epsilon, claim_delta, names, methods, feedback,
-                                input_range, environment)
+        if is_as_written(obj) and not _input_given(obj, name, params):
+            from .errors import ReturnedAnAlgorithm
+            try:
+                return as_algorithm(obj, name, horizon, arms, experts, epsilon, delta, params,
+                                    claim_epsilon, claim_delta, names, methods, feedback,
+                                    input_range, environment)
+            except ReturnedAnAlgorithm:
+                pass        # a factory whose parameters read like a mechanism's
         _only_as_written(names, f"{name} is a factory", methods=methods, feedback=feedback,
                          input_range=input_range, environment=environment)
         return _build_user(name, obj, horizon, arms, experts, epsilon, delta, params, names,
@@ -204,6 +208,19 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
     alg.extra.setdefault("row_draws", entry.row_draws)
     alg.extra.setdefault("backends", entry.backends)
     return alg
+
+
+def _input_given(obj, name: str, params: dict) -> bool:
+    """Whether ``--param`` sets what a mechanism function would take as its
+    input: then the callable is a factory (``make(rate, epsilon)``)."""
+    import inspect
+    if inspect.isclass(obj):
+        return False
+    from .as_written.functions import shape_of
+    try:
+        return shape_of(obj, name).input in params
+    except ValueError:
+        return False
 
 
 def _only_as_written(names: dict, what: str, **given) -> None:

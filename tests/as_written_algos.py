@@ -559,3 +559,10 @@ def testers_sparse_vector(queries, epsilon, N, T):
 
 testers_noisy_max.relation = testers_sparse_vector.relation = "bounded-all"
 testers_noisy_max.max_change = testers_sparse_vector.max_change = 1.0
+
+
+def make_with_rate(rate, epsilon):
+    """A factory whose first parameter is its own (a learning rate): taken
+    at first for a mechanism ``f(x, epsilon)``, built as a factory once it
+    returns an algorithm."""
+    return _constant(10, 1, epsilon, {"rate": rate})

@@ -399,6 +399,40 @@ class LateCommitETCMeanNoise(LateCommitETC):
         return 2.0 / (self.eps * LATE_EXPLORE)
 
 
+# ------------------------------------------------ the DP testers' programs, as written
+def testers_noisy_max(queries, epsilon):
+    """Report noisy max as the DP testers' benchmark programs write it: the
+    input and ε, noise from ``np.random``: the index of the largest answer
+    plus Laplace noise of scale 2/ε, ε-DP when every answer may move by 1
+    (``relation = "bounded-all"``); the ratio of an index's probabilities
+    approaches e^ε on the worst pairs, so the true ε is ε (an index has
+    no floating-point grain)."""
+    noisy = [q + np.random.laplace(scale=2.0 / epsilon) for q in queries]
+    return int(np.argmax(noisy))
+
+
+def testers_svt_exact_queries(queries, epsilon, N=1, T=0.5):
+    """A sparse vector whose queries carry no noise (only the threshold
+    does): from (1, 0, …) the answers (False, True) need 1 < T + ρ ≤ 0 and
+    never occur, from its neighbour (0, 1, …) they need 0 < T + ρ ≤ 1, so
+    the true ε is ∞."""
+    out, count = [], 0
+    noisy_threshold = T + np.random.laplace(scale=2.0 / epsilon)
+    for q in queries:
+        if q >= noisy_threshold:
+            out.append(True)
+            count += 1
+            if count >= N:
+                break
+        else:
+            out.append(False)
+    return out
+
+
+testers_noisy_max.relation = testers_svt_exact_queries.relation = "bounded-all"
+testers_noisy_max.max_change = testers_svt_exact_queries.max_change = 1.0
+
+
 ONCE, REDRAW = etc_true_epsilon(1), etc_true_epsilon(ETC_HORIZON - ETC_EXPLORE)
 # The true ε of the code as it runs, in doubles (where rounding decides,
 # the ε over the reals is in ``REAL_EPSILON``).
@@ -415,6 +449,7 @@ TRUE_EPSILON = {
     "EnvTakingETC": ONCE,
     "LateCommitETC": etc_true_epsilon(1, explore=LATE_EXPLORE),
     "LateCommitETCMeanNoise": etc_true_epsilon(1, EPS * LATE_EXPLORE / 2, LATE_EXPLORE),
+    "testers_noisy_max": EPS, "testers_svt_exact_queries": math.inf,
 }
 # The ε of the same mechanism over the reals, where it differs: what the
 # exact white-box evidence (a trace of continuous draws) computes.
@@ -425,6 +460,8 @@ CLAIM = {"SniperLaplace": 0.1, "SniperLaplaceHalfScale": 0.1,
 LEARNER = ["--horizon", str(ETC_HORIZON)]
 # (name, extra flags, expected verdict): violation where the true ε is above the claim.
 FLAGS = {"LateCommitETC": ["--horizon", str(LATE_HORIZON)],
+         "testers_noisy_max": ["--epsilon", str(EPS)],
+         "testers_svt_exact_queries": ["--epsilon", str(EPS)],
          "LateCommitETCMeanNoise": ["--horizon", str(LATE_HORIZON)]}
 CASES = [(name, FLAGS.get(name, LEARNER if name[0].isupper() and not name.startswith("Sniper")
                           else []),

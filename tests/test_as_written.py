@@ -397,3 +397,13 @@ def test_a_function_of_its_input_and_epsilon_alone_is_a_mechanism():
         build(f"{MOD}:testers_sparse_vector", epsilon=0.7)
     svt = build(f"{MOD}:testers_sparse_vector", epsilon=0.7, params={"N": 1, "T": 0.5})
     assert svt.horizon == 10 and svt.claim.epsilon == 0.7
+
+
+def test_a_factory_whose_first_parameter_reads_like_an_input_is_still_a_factory():
+    """``make_with_rate(rate, epsilon)`` reads like ``f(x, epsilon)``: with
+    ``--param rate`` it is a factory, and without, the probe sees it return
+    an algorithm and asks for the parameter as a factory's."""
+    alg = build(f"{MOD}:make_with_rate", epsilon=1.0, params={"rate": 0.1})
+    assert alg.params["rate"] == 0.1
+    with pytest.raises(ValueError, match="--param rate=VALUE"):
+        build(f"{MOD}:make_with_rate", epsilon=1.0)

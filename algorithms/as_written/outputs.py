@@ -31,7 +31,7 @@ from typing import Optional
 
 import numpy as np
 
-from algorithms.errors import UserCodeError
+from algorithms.errors import ReturnedAnAlgorithm, UserCodeError
 
 MAX_CODES = 64
 NUMBER, OTHER = "<a number>", "<another value>"
@@ -81,6 +81,9 @@ def _number(v, where: str) -> float:
         return x if math.isfinite(x) else 0.0
     if isinstance(v, str):
         return 0.0
+    if hasattr(v, "learner") and hasattr(v, "claim"):
+        raise ReturnedAnAlgorithm(where, None, "returned an algorithm: a factory, not a "
+                                  "mechanism")
     raise UserCodeError(where, None, f"returned a {type(v).__name__} among its values; outputs "
                         f"must be numbers, booleans, strings, None, or sequences of them")
 
