@@ -566,3 +566,24 @@ def make_with_rate(rate, epsilon):
     at first for a mechanism ``f(x, epsilon)``, built as a factory once it
     returns an algorithm."""
     return _constant(10, 1, epsilon, {"rate": rate})
+
+
+# ------------------------------------------------ a library's mechanism object
+class LibraryLaplace:
+    """A mechanism object as libraries build them (``Laplace(epsilon=…,
+    sensitivity=…).randomise(value)``), drawing from its own generator
+    (OS entropy unless a ``random_state`` is given): ε-DP for values that
+    differ by at most its sensitivity; the output rounded to 1/100 (no
+    floating-point grain)."""
+
+    def __init__(self, epsilon, sensitivity, random_state=None):
+        self.epsilon, self.sensitivity = epsilon, sensitivity
+        self._rng = random.SystemRandom() if random_state is None else random.Random(random_state)
+
+    def randomise(self, value):
+        u = self._rng.random() - 0.5
+        noise = -(self.sensitivity / self.epsilon) * math.copysign(1.0, u) * math.log(1 - 2 * abs(u))
+        return round(value + noise, 2)
+
+
+library_mechanism = LibraryLaplace(epsilon=0.5, sensitivity=2)

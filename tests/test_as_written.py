@@ -407,3 +407,14 @@ def test_a_factory_whose_first_parameter_reads_like_an_input_is_still_a_factory(
     assert alg.params["rate"] == 0.1
     with pytest.raises(ValueError, match="--param rate=VALUE"):
         build(f"{MOD}:make_with_rate", epsilon=1.0)
+
+
+def test_a_library_objects_method_is_audited_on_the_objects_own_claim():
+    """``mech.randomise`` of an object built with ``epsilon = 0.5`` and
+    ``sensitivity = 2``: the claim is the object's ε, values range over
+    [0, 2] (they may differ by the sensitivity), one number a run; the
+    summary names where both come from.  A declared claim still wins."""
+    alg = build(f"{MOD}:library_mechanism.randomise")
+    assert alg.claim.epsilon == 0.5 and "object it belongs to (epsilon = 0.5)" in alg.claim.source
+    assert alg.loss_range == (0.0, 2.0) and "sensitivity (2)" in alg.extra["input_note"]
+    assert build(f"{MOD}:library_mechanism.randomise", claim_epsilon=0.25).claim.epsilon == 0.25

@@ -8,7 +8,9 @@ store) like a vectorised one.
 
 Their claim: ``claim_epsilon``/``claim_delta`` given by the caller
 (``--claim-epsilon``), else the class's or function's attributes of those
-names, else the ε (and δ) it is built with.  The claim is about what it
+names, else the ε (and δ) it is built with — for a method of an object
+(``mech.randomise``), the object's ``epsilon`` and ``delta``, and its
+``sensitivity`` s sets the values' range [0, s].  The claim is about what it
 outputs (the arms it plays, what the mechanism returns), neighbours
 ``one-round`` unless the attributes ``relation`` and ``max_change`` say
 otherwise, on the loss class ``loss_range`` (or ``reward_range``,
@@ -32,7 +34,7 @@ import numpy as np
 from algorithms import imported_sources
 from algorithms.core import Algorithm, Claim
 from algorithms.errors import UserCodeError
-from .binding import NAMING, bind, call_args, required_missing
+from .binding import SPELLINGS, NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths, traced_runs
 from .functions import (READ_MAX_ROUNDS, clamped_range, function_learner, looks_like_mechanism, probe,
@@ -64,7 +66,20 @@ def _attr(obj, name, default=None):
     return getattr(obj, name, default)
 
 
-def _range(obj, where: str, given=None) -> tuple:
+def _owner_number(obj, names) -> Optional[tuple]:
+    """(name, value) of the first positive number among ``names`` on the
+    object a bound method belongs to (a library's mechanism object,
+    ``mech.randomise``: ``mech.epsilon``, ``mech.sensitivity``), else None."""
+    owner = getattr(obj, "__self__", None) if inspect.ismethod(obj) else None
+    for n in names if owner is not None and not inspect.isclass(owner) else ():
+        v = getattr(owner, n, None)
+        if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) \
+                and np.isfinite(v) and v > 0:
+            return n, float(v)
+    return None
+
+
+def _range(obj, where: str, given=None, bound=None) -> tuple:
     """(lo, hi, where it comes from): ``given`` (``--input-range``), else
     the code's ``loss_range``/``reward_range``/``input_range`` attribute,
     else [0, 1]."""
@@ -81,6 +96,10 @@ def _range(obj, where: str, given=None) -> tuple:
             if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
                 raise ValueError(f"{where}.{a} must be finite with lo < hi, got {v!r}")
             return lo, hi, f"its {a} attribute"
+    sens = _owner_number(bound, ("sensitivity",))
+    if sens is not None:
+        # The change one record makes, as the object was built for it.
+        return 0.0, sens[1], f"its object's sensitivity ({sens[1]:g})"
     return 0.0, 1.0, "default"
 
 
@@ -177,8 +196,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     # random.choices (here for the probes and the replay; every process
     # making runs adopts it again through capture.Streams).
     imported_sources.adopt_code(obj)
+    bound = None        # the bound method of an object: its ε and sensitivity are the claim's
     if inspect.ismethod(obj) and not inspect.isclass(obj.__self__):
-        obj = bound_method_function(obj)         # module:instance.m
+        bound, obj = obj, bound_method_function(obj)         # module:instance.m
     elif inspect.isclass(obj):
         whole = _whole_input(obj, methods, attr, feedback)
         if whole is not None:                    # m(self, a, n_samples): a function per call
@@ -266,7 +286,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if args:
         raise ValueError(f"{path}: positional-only parameters are not supported for code "
                          f"audited as written")
-    lo, hi, range_from = _range(obj, attr, input_range)
+    lo, hi, range_from = _range(obj, attr, input_range, bound)
     read_note = None
     if not is_class and horizon is None:
         # A function offered more answers than it reads is audited on those it reads.
@@ -295,6 +315,13 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
         declared_eps if declared_eps is not None else eps)
     c_delta = claim_delta if claim_delta is not None else (
         declared_delta if declared_delta is not None else dlt)
+    owner_eps = _owner_number(bound, ("claim_epsilon",) + SPELLINGS["epsilon"])
+    if c_eps is None and owner_eps is not None:
+        # A bound method of an object built with its ε (``mech.randomise``).
+        c_eps = owner_eps[1]
+        if c_delta is None:
+            owner_delta = _owner_number(bound, ("claim_delta",) + SPELLINGS["delta"])
+            c_delta = owner_delta[1] if owner_delta is not None else None
     if c_eps is None:
         claim = names["claim_epsilon"]
         raise ValueError(f"{path} declares no privacy claim: pass "
@@ -303,6 +330,8 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     source = ("the claim given to the audit" if claim_epsilon is not None else
               _attr(obj, "claim_source") or
               f"{attr}.claim_epsilon" if _attr(obj, "claim_epsilon") is not None else
+              f"the ε of the object it belongs to ({owner_eps[0]} = {owner_eps[1]:g})"
+              if eps is None and declared_eps is None and owner_eps is not None else
               f"the ε {attr} is built with")
     inputs = _probe_inputs(T, K, lo, hi)
     if env is not None:
