@@ -58,6 +58,7 @@ SEED_WORDS = 2 ** 63
 INPUT_NAMES = ("queries", "query", "answers", "data", "database", "db", "dataset", "values",
                "counts", "x", "xs")
 COUNT_PREFIXES = ("n_", "num_", "number_", "nb_", "len_", "size_")
+PRIVACY_NAMES = frozenset(SPELLINGS["epsilon"] + SPELLINGS["delta"])    # bound by name
 GENERATOR_WORDS = ("rng", "gen", "random", "seed", "state", "prng")
 PROBE_RUNS = 16
 PROBE_STREAM = 0xF0CA1
@@ -95,10 +96,13 @@ def _generator_first(positional) -> bool:
 def looks_like_mechanism(fn) -> bool:
     """Whether ``fn`` reads like ``f(x, rng)`` (or ``f(prng, x)``) rather than
     a factory: its first parameter (after a leading generator) is its input
-    (not a size, privacy or seed parameter), and it names a generator
-    (``rng``, ``generator``, ``seed``, ``random_state``, ``prng``) or a
-    batch size, or takes nothing else it requires (``f(x)`` drawing from
-    ``np.random``)."""
+    (not a size, privacy or seed parameter, nor named like a count,
+    ``n_queries``), and it names a generator (``rng``, ``generator``,
+    ``seed``, ``random_state``, ``prng``) or a batch size, or its first
+    parameter is named like an input (``INPUT_NAMES``), or it requires
+    nothing else but ε or δ (``f(x)`` or ``noisy_max(queries, epsilon)``
+    drawing from ``np.random``).  A factory taken for one is recognised
+    when it returns an algorithm (``algorithms.registry``)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -120,8 +124,7 @@ def looks_like_mechanism(fn) -> bool:
     # ε and δ are bound by name whatever else the callable is, so they do
     # not make it a factory: ``noisy_max(queries, epsilon)`` drawing from
     # ``np.random``, as the DP testers' benchmark programs are written.
-    privacy = set(SPELLINGS["epsilon"] + SPELLINGS["delta"])
-    required = [p for p in params if p.default is kinds.empty and p.name not in privacy
+    required = [p for p in params if p.default is kinds.empty and p.name not in PRIVACY_NAMES
                 and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
     return len(required) == 1
 
@@ -152,8 +155,8 @@ def shape_of(fn, where: str) -> Shape:
         # required (``svt(queries, threshold, epsilon)``) the second is taken
         # for one only when a size or its name says so.
         second = positional[1]
-        privacy = set(SPELLINGS["epsilon"] + SPELLINGS["delta"])
-        required = [p for p in params if p.default is kinds.empty and p.name not in privacy]
+        required = [p for p in params
+                    if p.default is kinds.empty and p.name not in PRIVACY_NAMES]
         if second.name not in slot_names and second.name != size \
                 and second.default is kinds.empty \
                 and (len(required) == 2 or size is not None
