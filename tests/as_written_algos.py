@@ -533,32 +533,15 @@ def clipped_output(x, rng, epsilon=1.0):
 
 
 # ------------------------------------------------ the DP testers' programs as written
-def testers_noisy_max(queries, epsilon):
-    """Report noisy max as the DP testers' benchmark programs are written:
-    the input and ε alone, the noise from ``np.random``: the index of the
-    largest of the answers plus Laplace noise of scale 2/ε, ε-DP when every
-    answer may move by 1.  Ten answers: ten paths of nine comparisons."""
-    noisy = [q + np.random.laplace(scale=2.0 / epsilon) for q in queries]
-    return int(np.argmax(noisy))
-
-
 def testers_sparse_vector(queries, epsilon, N, T):
-    """A sparse vector with its cutoff and threshold required (``--param``)."""
-    out, count = [], 0
-    noisy_threshold = T + np.random.laplace(scale=2.0 / epsilon)
-    for q in queries:
-        if q + np.random.laplace(scale=4.0 * N / epsilon) >= noisy_threshold:
-            out.append(True)
-            count += 1
-            if count >= N:
-                break
-        else:
-            out.append(False)
-    return out
+    """``prng_first_sparse_vector`` as the DP testers' programs are written:
+    the input first, its cutoff and threshold required (``--param``), the
+    noise from ``np.random``."""
+    return prng_first_sparse_vector(np.random, queries, epsilon, N, T)
 
 
-testers_noisy_max.relation = testers_sparse_vector.relation = "bounded-all"
-testers_noisy_max.max_change = testers_sparse_vector.max_change = 1.0
+testers_sparse_vector.relation = "bounded-all"
+testers_sparse_vector.max_change = 1.0
 
 
 def make_with_rate(rate, epsilon):

@@ -387,10 +387,11 @@ def test_a_function_of_its_input_and_epsilon_alone_is_a_mechanism():
     attack (900 took six minutes)."""
     from algorithms.as_written import looks_like_mechanism
     import tests.as_written_algos as m
-    assert looks_like_mechanism(m.testers_noisy_max)
+    import tests.as_written_zoo as z
+    assert looks_like_mechanism(z.testers_noisy_max)
     assert looks_like_mechanism(m.testers_sparse_vector)
     assert not looks_like_mechanism(m.make_stream)
-    alg = build(f"{MOD}:testers_noisy_max", epsilon=0.7)
+    alg = build("tests.as_written_zoo:testers_noisy_max", epsilon=0.7)
     assert alg.loss_range == (0.0, 1.0) and alg.horizon == 10
     assert alg.extra["optimise_evaluations"] < 60 and "optimised" not in alg.default_attacks
     with pytest.raises(ValueError, match="--param N"):

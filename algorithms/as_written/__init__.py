@@ -316,7 +316,8 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     c_delta = claim_delta if claim_delta is not None else (
         declared_delta if declared_delta is not None else dlt)
     owner_eps = _owner_number(bound, ("claim_epsilon",) + SPELLINGS["epsilon"])
-    if c_eps is None and owner_eps is not None:
+    from_owner = c_eps is None and owner_eps is not None
+    if from_owner:
         # A bound method of an object built with its ε (``mech.randomise``).
         c_eps = owner_eps[1]
         if c_delta is None:
@@ -331,7 +332,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
               _attr(obj, "claim_source") or
               f"{attr}.claim_epsilon" if _attr(obj, "claim_epsilon") is not None else
               f"the ε of the object it belongs to ({owner_eps[0]} = {owner_eps[1]:g})"
-              if eps is None and declared_eps is None and owner_eps is not None else
+              if from_owner else
               f"the ε {attr} is built with")
     inputs = _probe_inputs(T, K, lo, hi)
     if env is not None:

@@ -306,7 +306,8 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
     1)`` saturates every run to one value and is not taken for one).  A
     bisection finds where the outputs start to agree with the far ones;
     the end is the simplest decimal near that point whose outputs still
-    agree (10, where rounded outputs first agree at 9.94).
+    agree (10, where rounded outputs first agree at 9.94); it must then
+    agree with the far value on ``CLAMP_CONFIRM_RUNS`` fresh runs.
     Each end found beyond ``lo`` or ``hi`` replaces it; an end inside the
     range is left as it is.  Returns ((lo, hi), (low end found, high end
     found)), or None — also where the code fails on far values or is too
@@ -317,31 +318,25 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
     base = np.full((T, K), mid)
     seen: dict = {}         # the midpoint is compared from both ends
 
+    def outputs(v, runs: int, stream: int):
+        x = base.copy()
+        x[t] = v
+        return outputs_of(fn, shape, kwargs, x, runs, np.random.default_rng(stream), where)
+
     def at(v):
         if v not in seen:
-            x = base.copy()
-            x[t] = v
-            seen[v] = outputs_of(fn, shape, kwargs, x, CLAMP_RUNS,
-                                 np.random.default_rng(CLAMP_STREAM), where)
+            seen[v] = outputs(v, CLAMP_RUNS, CLAMP_STREAM)
         return seen[v]
 
-    def confirmed(e: float) -> bool:
-        outs = []
-        for v in (e, sign_far(e)):
-            x = base.copy()
-            x[t] = v
-            outs.append(outputs_of(fn, shape, kwargs, x, CLAMP_CONFIRM_RUNS,
-                                   np.random.default_rng(CLAMP_STREAM + 1), where))
-        return _same(*outs)
-
-    def sign_far(e: float) -> float:
-        return math.copysign(CLAMP_FAR, e - mid)
-
     def end(sign) -> Optional[float]:
-        e = _end(sign)
-        return e if e is not None and confirmed(e) else None
+        e = bisected(sign)
+        if e is None:
+            return None
+        # confirmed on fresh runs: an argmax's "clamp" moves out as more look
+        return e if _same(*(outputs(v, CLAMP_CONFIRM_RUNS, CLAMP_STREAM + 1)
+                            for v in (e, sign * CLAMP_FAR))) else None
 
-    def _end(sign) -> Optional[float]:
+    def bisected(sign) -> Optional[float]:
         far = at(sign * CLAMP_FAR)
         if all(leaves(r) == leaves(far[0]) for r in far[1:]):
             return None                     # no noise left at far values: an output clamp

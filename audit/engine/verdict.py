@@ -160,9 +160,9 @@ class AuditResult:
                 "doubles (Mironov, CCS 2012), so the code fails its claim as it runs")
         if exact:
             top = max(exact, key=lambda r: r.per_record_lower_bound)
-            above = top.violation
             text += (f"; over the reals its exact ε is at least {top.per_record_lower_bound:.4g} "
-                     f"(white-box {top.kind}), {'also above' if above else 'within'} the claim")
+                     f"(white-box {top.kind}), {'also above' if top.violation else 'within'} "
+                     f"the claim")
         text += ("; rounding the output to a grid (Mironov's snapping) removes such a leak, and "
                  "the attribute floating_point = False audits the code as a model over the reals")
         return [text]
@@ -255,27 +255,6 @@ class AuditResult:
         lines += self.reproduce_lines()
         lines += self._strongest_lines()
         return "\n".join(lines)
-
-    def _float_lines(self) -> list[str]:
-        """Where a floating-point event decides a violation: that the code,
-        not its mechanism over the reals, fails, and the exact figure over
-        the reals beside it where a white-box mode computed one."""
-        best = _deciding(self.results) if self.violation else None
-        if best is None or FLOAT_NOTE not in (getattr(best, "notes", None) or ()):
-            return []
-        exact = [r for r in self.results if r.exact and r.kind != "black-box"
-                 and not getattr(r, "intermediate", False) and not r.informational]
-        text = ("  in floating point: the deciding event reads which doubles the code outputs "
-                "(their least significant bit); rounding lets the two inputs reach different "
-                "doubles (Mironov, CCS 2012), so the code fails its claim as it runs")
-        if exact:
-            top = max(exact, key=lambda r: r.per_record_lower_bound)
-            above = top.violation
-            text += (f"; over the reals its exact ε is at least {top.per_record_lower_bound:.4g} "
-                     f"(white-box {top.kind}), {'also above' if above else 'within'} the claim")
-        text += ("; rounding the output to a grid (Mironov's snapping) removes such a leak, and "
-                 "the attribute floating_point = False audits the code as a model over the reals")
-        return [text]
 
 
 # ---------------------------------------------------------------- concise lines
