@@ -570,3 +570,73 @@ class LibraryLaplace:
 
 
 library_mechanism = LibraryLaplace(epsilon=0.5, sensitivity=2)
+
+
+# ---------------------------------------------- shapes public code has
+class NoisyTreeCounter:
+    """A binary-tree counter released every step through ``update(x)``
+    alone (no release-named method), as continual-release code is written:
+    node noise Lap(levels/ε), so ε in real arithmetic."""
+
+    def __init__(self, T, epsilon=1.0):
+        self.levels = max(1, math.ceil(math.log2(T + 1)))
+        self.eps = epsilon
+        self.alpha = [0.0] * (self.levels + 1)
+        self.noisy = [0.0] * (self.levels + 1)
+        self.t = 0
+
+    def update(self, x):
+        self.t += 1
+        i = (self.t & -self.t).bit_length() - 1
+        self.alpha[i] = sum(self.alpha[:i]) + x
+        for j in range(i):
+            self.alpha[j] = self.noisy[j] = 0.0
+        self.noisy[i] = self.alpha[i] + np.random.laplace(0, self.levels / self.eps)
+        return sum(self.noisy[j] for j in range(self.levels + 1) if (self.t >> j) & 1)
+
+
+def ucb_over_reward_matrix(rewards, epsilon=1.0):
+    """A bandit simulated over its whole reward matrix (``T, K =
+    rewards.shape``), fresh Laplace on each arm's sum every round."""
+    T, K = rewards.shape
+    sums, counts, arms = np.zeros(K), np.zeros(K), []
+    for t in range(T):
+        a = t if t < K else int(np.argmax(
+            (sums + np.random.laplace(0, 1 / epsilon, K)) / counts
+            + np.sqrt(2 * math.log(t + 1) / counts)))
+        arms.append(a)
+        sums[a] += rewards[t, a]
+        counts[a] += 1
+    return arms
+
+
+def scipy_laplace(x: float, epsilon=1.0):
+    """One number plus ``scipy.stats.laplace.rvs`` noise: the draw comes
+    from the hidden global state scipy took at import; numpy's
+    broadcasting would run it on an array, its annotation says one
+    number."""
+    import scipy.stats
+    return round(x + scipy.stats.laplace.rvs(scale=1 / epsilon), 3)
+
+
+def chatty_randomized_response(x, epsilon=1.0):
+    """Randomized response on the first value that prints as it goes."""
+    p = math.exp(epsilon) / (1 + math.exp(epsilon))
+    bit = int(x[0] > 0.5) if random.random() < p else int(x[0] <= 0.5)
+    print(f"released {bit}")
+    return bit
+
+
+class PrivateLeader:
+    """A full-information learner naming its actions experts: noisy
+    follow-the-leader, Lap(2T/ε) on the cumulative losses each round."""
+
+    def __init__(self, n_experts, horizon, epsilon=1.0):
+        self.K, self.T, self.eps = n_experts, horizon, epsilon
+        self.cum = np.zeros(n_experts)
+
+    def act(self):
+        return int(np.argmin(self.cum + np.random.laplace(0, 2 * self.T / self.eps, self.K)))
+
+    def update(self, losses):
+        self.cum += np.asarray(losses)

@@ -419,3 +419,62 @@ def test_a_library_objects_method_is_audited_on_the_objects_own_claim():
     assert alg.claim.epsilon == 0.5 and "object it belongs to (epsilon = 0.5)" in alg.claim.source
     assert alg.loss_range == (0.0, 2.0) and "sensitivity (2)" in alg.extra["input_note"]
     assert build(f"{MOD}:library_mechanism.randomise", claim_epsilon=0.25).claim.epsilon == 0.25
+
+
+# ------------------------------------------------- shapes public code has
+def test_a_counter_released_through_update_alone_is_a_stream_mechanism():
+    """``update(x)`` returning the noisy count, and no method named like a
+    release: the class is a stream mechanism through it."""
+    alg = build(f"{MOD}:NoisyTreeCounter", horizon=6)
+    assert alg.extra["driven_by"].startswith("stream") or "update" in alg.extra["driven_by"]
+    assert alg.learner.reads_first is not None and alg.claim.output == "what it releases each round"
+    out = simulate(alg, np.zeros((6, 1)), 4, np.random.default_rng(0))
+    assert out is not None
+
+
+def test_a_function_of_a_whole_reward_matrix_gets_one():
+    """``T, K = rewards.shape`` fails on a vector of answers: the function
+    is audited on rows of two, and the summary says why; ``--arms`` sets
+    another number."""
+    alg = build(f"{MOD}:ucb_over_reward_matrix", horizon=6)
+    assert (alg.horizon, alg.n_arms) == (6, 2)
+    assert "runs on a (6, 2) array" in alg.extra["input_note"]
+    assert build(f"{MOD}:ucb_over_reward_matrix", horizon=6, arms=3).n_arms == 3
+
+
+def test_scipy_draws_are_the_runs_own_and_a_number_annotation_is_one_number():
+    """``scipy.stats.laplace.rvs()`` draws from the hidden global state
+    scipy took at import: each run's draws are its own (the same seed
+    twice gives the same outputs, runs differ from one another), and the
+    hidden state is scipy's again afterwards.  ``x: float`` audits one
+    number, though numpy would broadcast an array."""
+    import scipy.stats
+    alg = build(f"{MOD}:scipy_laplace")
+    assert alg.horizon == 1 and "annotated as one number, x: float" in alg.extra["input_note"]
+    x = np.zeros((1, 1))
+    a = alg.learner.whole(x, 32, np.random.default_rng(5))
+    b = alg.learner.whole(x, 32, np.random.default_rng(5))
+    np.testing.assert_array_equal(a[1][0], b[1][0])       # the numbers of round 1
+    assert len(np.unique(a[1][0])) > 16
+    assert scipy.stats.laplace._random_state is np.random.mtrand._rand
+    assert type(np.random.mtrand._rand) is np.random.RandomState
+
+
+def test_what_the_code_prints_while_it_runs_is_not_shown(tmp_path, capsys):
+    """A print a run would bury the summary: what the code prints during
+    the audit's runs is discarded; the audit's own output is shown."""
+    code, _ = _doc(tmp_path, "chatty", f"{MOD}:chatty_randomized_response", "--trials", "2000")
+    out = capsys.readouterr().out
+    assert code == 0 and "released" not in out
+    print("after")
+    assert capsys.readouterr().out == "after\n"
+
+
+def test_a_learner_naming_its_actions_experts_gets_them_as_arms():
+    """``PrivateLeader(n_experts, horizon, epsilon)`` with ``act()`` and
+    ``update(losses)``: it takes no advice, so its experts are its K arms
+    (``--arms``)."""
+    alg = build(f"{MOD}:PrivateLeader", horizon=5, arms=3)
+    assert (alg.horizon, alg.n_arms, alg.n_experts) == (5, 3, None)
+    out = simulate(alg, np.zeros((5, 3)), 8, np.random.default_rng(0))
+    assert out is not None

@@ -37,8 +37,8 @@ from algorithms.errors import UserCodeError
 from .binding import SPELLINGS, NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths, traced_runs
-from .functions import (READ_MAX_ROUNDS, clamped_range, function_learner, looks_like_mechanism, probe,
-                        read_rounds, shape_of)
+from .functions import (READ_MAX_ROUNDS, annotated_number, clamped_range, function_learner, looks_like_mechanism,
+                        outputs_of, probe, read_rounds, shape_of)
 from .methods import bound_method_function, method_function, whole_input_method
 from .environment import environment_learner, find_environment
 from .objects import class_learner, find_methods, probe_stream
@@ -127,8 +127,13 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
     seen to depend on (``functions.read_rounds``; a longer prefix is kept
     whole, since code that stops early, as a sparse vector does, reads its
     later answers in few runs), or one plain number when the code fails on
-    an array of ``T`` values and runs on one.  The shorter input must run
-    on the probe's inputs, else ``T`` stays."""
+    an array of ``T`` values and runs on one, or is annotated as one
+    (``x: float``).  The shorter input must run on the probe's inputs, else
+    ``T`` stays."""
+    number = annotated_number(fn, shape.input) if K == 1 and shape.size is None else None
+    if number is not None:
+        return 1, replace(shape, scalar=True), (f"its input is annotated as one number, "
+                                                f"{shape.input}: {number}, and audited as one")
     if T > READ_MAX_ROUNDS:
         return T, shape, None
     read = read_rounds(fn, shape, kwargs, T, K, lo, hi, where)
@@ -145,6 +150,29 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
             return 1, cand, f"it fails on {T} answers and runs on {how}: audited on {how}"
         return 1, cand, f"its output depends on the first answer of the {T} offered: audited on it"
     return T, shape, None
+
+
+FIT_ARMS_STREAM = 0xA125
+
+
+def _fit_arms(fn, shape, kwargs: dict, T: int, lo: float, hi: float, where: str):
+    """(K, note): ``LEARNER_ARMS`` answers a round where the function fails
+    on a vector of ``T`` answers and runs on a (T, K) array (a bandit
+    simulated over its whole reward matrix, ``T, K = rewards.shape``), else
+    1.  One run on each input decides."""
+    def runs_on(k):
+        try:
+            outputs_of(fn, shape, kwargs, _probe_inputs(T, k, lo, hi)[2], 1,
+                       np.random.default_rng(FIT_ARMS_STREAM), where)
+            return True
+        except (UserCodeError, ValueError):
+            return False
+
+    if runs_on(1) or not runs_on(LEARNER_ARMS):
+        return 1, None
+    return LEARNER_ARMS, (f"it fails on a vector of {T} answers and runs on a ({T}, "
+                          f"{LEARNER_ARMS}) array: audited on rows of {LEARNER_ARMS}, --arms sets "
+                          f"another number")
 
 
 def _input_note(read_note, range_from: str) -> Optional[str]:
@@ -217,6 +245,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     b = bind(obj, seed=is_class, skip=skip)
     if b.positional:
         b.names = {}
+    if m is not None and not m.advice and "N" in b.names and "K" not in b.names:
+        # A learner that takes no advice names its actions experts
+        # (``PrivateHedge(n_experts, horizon)``): they are its K arms.
+        b.names["K"] = b.names.pop("N")
     if not is_class:
         # A function's input carries its own length: a parameter spelled like
         # a size is the function's own (a sparse vector's threshold T, its
@@ -288,7 +320,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
                          f"audited as written")
     lo, hi, range_from = _range(obj, attr, input_range, bound)
     read_note = None
-    if not is_class and horizon is None:
+    if not is_class and arms is None and K == 1:
+        # A function of a whole matrix (``T, K = rewards.shape``) gets one.
+        K, read_note = _fit_arms(obj, shape, kwargs, T, lo, hi, attr)
+    if not is_class and horizon is None and read_note is None:
         # A function offered more answers than it reads is audited on those it reads.
         T, shape, read_note = _fit_input(obj, shape, kwargs, T, K, lo, hi, attr)
     clamp_step = None

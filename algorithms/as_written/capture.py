@@ -31,6 +31,12 @@ A global function or constructor the code's module imported by name
 (``from random import choices``, ``from numpy.random import laplace``) is
 routed too, in that module (``algorithms.imported_sources``).
 
+Libraries that hold numpy's hidden global state as an object
+(``scipy.stats.laplace.rvs()``, ``check_random_state(None)`` in scipy and
+scikit-learn) get a stand-in whose draws are the current run's, as
+``np.random.laplace`` is.  What the code prints to stdout while it runs is
+discarded.
+
 Not captured: a generator built from OS entropy in another way
 (``np.random.Generator(np.random.PCG64())``, ``random.SystemRandom``,
 ``os.urandom``), or a source imported by name in a module the audited code
@@ -39,17 +45,19 @@ check (the same seed twice must give the same outputs) finds such code; it
 is audited black-box, its runs made one after another in one process, and
 the result says no seed reproduces it.
 
-May import: numpy, the standard library and ``algorithms.imported_sources``.
+May import: numpy, the standard library, ``algorithms.imported_sources``
+and ``algorithms.user_output``.
 """
 from __future__ import annotations
 
 import random as _random
+import sys
 import threading
 from contextlib import contextmanager
 
 import numpy as np
 
-from algorithms import imported_sources
+from algorithms import imported_sources, user_output
 
 _LOCAL = threading.local()
 LOCAL = _LOCAL      # which run is current: ``LOCAL.run = i`` (the hot loops set it)
@@ -187,10 +195,49 @@ class _Random(_ORIGINAL_RANDOM):
         super().__init__(x)
 
 
+class _HiddenState(_ORIGINAL_RANDOMSTATE):
+    """Stands in for numpy's hidden global ``RandomState`` where libraries
+    hold it as an object: ``scipy.stats.laplace.rvs()`` draws from the
+    one each distribution took at import, ``check_random_state(None)``
+    (scikit-learn, scipy) returns ``np.random.mtrand._rand``.  Every
+    attribute is the current run's state's (outside a batch, the real
+    one's), so those draws are the run's own as ``np.random.laplace`` is."""
+
+    def __getattribute__(self, name):
+        if name.startswith("__"):
+            return object.__getattribute__(self, name)
+        streams, run = _current()
+        if streams is None or run < 0:
+            return getattr(_HIDDEN_NP, name)
+        return getattr(streams.numpy_state(run), name)
+
+
+_HIDDEN_NP = np.random.mtrand._rand
+_HIDDEN_PROXY: list = []
+
+
+def _library_holders() -> list:
+    """(object, attribute) where a loaded library holds the hidden state:
+    ``np.random.mtrand._rand`` itself, and each ``scipy.stats``
+    distribution's ``_random_state`` (taken at import)."""
+    out = [(np.random.mtrand, "_rand")]
+    stats = sys.modules.get("scipy.stats")
+    if stats is not None:
+        for obj in list(vars(stats).values()):
+            held = getattr(obj, "__dict__", {}).get("_random_state") if not isinstance(
+                obj, type) else None
+            if held is _HIDDEN_NP:
+                out.append((obj, "_random_state"))
+    return out
+
+
 def _targets() -> list:
     """(module, name, replacement) for every global source routed."""
     out = []
-    hidden_np = np.random.mtrand._rand
+    hidden_np = _HIDDEN_NP
+    if not _HIDDEN_PROXY:
+        _HIDDEN_PROXY.append(_HiddenState())
+    out += [(holder, name, _HIDDEN_PROXY[0]) for holder, name in _library_holders()]
     for name in dir(np.random):
         fn = getattr(np.random, name)
         if getattr(fn, "__self__", None) is hidden_np:
@@ -222,13 +269,16 @@ def install() -> None:
     """Route the global sources (counted: the first call installs)."""
     with _LOCK:
         if _INSTALLED["count"] == 0:
-            if _TARGETS_VERSION[0] != imported_sources.version():
+            version = (imported_sources.version(), "scipy.stats" in sys.modules)
+            if _TARGETS_VERSION[0] != version:
                 _TARGETS[:] = _targets()
-                _TARGETS_VERSION[0] = imported_sources.version()
+                _TARGETS_VERSION[0] = version
             _INSTALLED["saved"] = [(m, n, getattr(m, n)) for m, n, _ in _TARGETS]
             for module, name, replacement in _TARGETS:
                 setattr(module, name, replacement)
         _INSTALLED["count"] += 1
+    # What the code prints is not the audit's to show (``user_output``).
+    user_output.hold()
 
 
 def uninstall() -> None:
@@ -239,3 +289,4 @@ def uninstall() -> None:
             for module, name, original in _INSTALLED["saved"]:
                 setattr(module, name, original)
             _INSTALLED["saved"] = None
+    user_output.release()

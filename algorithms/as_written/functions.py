@@ -165,6 +165,23 @@ def shape_of(fn, where: str) -> Shape:
     return Shape(positional[0].name, rng, rng in INT_SEEDS, size)
 
 
+NUMBER_ANNOTATIONS = (float, int, "float", "int", "numbers.Real", "Real")
+
+
+def annotated_number(fn, name: str) -> Optional[str]:
+    """The annotation (``"float"``) where ``fn``'s parameter ``name`` is
+    annotated as one plain number (``x: float``, ``x: int``, also as
+    strings under postponed annotations), else None: its author says it
+    takes one value, whatever numpy's broadcasting would let it run on."""
+    try:
+        ann = inspect.signature(fn).parameters[name].annotation
+    except (TypeError, ValueError, KeyError):
+        return None
+    if any(ann is a or ann == a for a in NUMBER_ANNOTATIONS):
+        return ann if isinstance(ann, str) else ann.__name__
+    return None
+
+
 def _call(fn, shape: Shape, x: np.ndarray, kw: dict):
     """``fn`` on the input ``x`` and the keywords ``kw``: the input by
     position when it comes first, else by name (after the generator)."""

@@ -15,7 +15,10 @@ Conventions (``SELECT``, ``UPDATE``, ``RELEASE``; or named with
 * a **stream mechanism** has one method taking a round's input (the
   round's value, or its row when it has several) and returning what it
   releases: ``release`` (or ``answer``, ``respond``, ``process``,
-  ``query``, ``step``, ``randomise``, ``privatise``, ``perturb``, …).  Whatever it returns is observed
+  ``query``, ``step``, ``randomise``, ``privatise``, ``perturb``, …;
+  failing those, a class's one method of one input named like an update
+  or ``add``, ``feed``, ``__call__``: a counter's ``update(x)`` returning
+  the noisy count).  Whatever it returns is observed
   (``algorithms.as_written.outputs``).
 * a **fused** bandit has one method ``step(last_reward, last_arm) -> arm``
   (or ``act``, ``play``, ``pull``, … with two parameters named like
@@ -67,6 +70,10 @@ UPDATE = ("update", "observe", "feedback", "receive_reward", "give_feedback", "u
           "update_reward")
 RELEASE = ("release", "answer", "respond", "process", "query", "step", "randomise", "randomize",
            "privatise", "privatize", "perturb", "sanitise", "sanitize")
+# A class with none of the above but one method taking one input is a
+# stream mechanism through it: a counter's ``update(x)`` or ``add(x)``
+# returning the noisy count, as continual-release code is written.
+STREAM_FALLBACK = UPDATE + ("add", "feed", "push", "insert", "increment", "__call__")
 LOSS_WORDS = ("loss", "cost")
 # A method's first parameter with one of these names receives the round's
 # index, 0, 1, … (``predict(t)``, ``observe_loss(t, value)``).
@@ -127,6 +134,12 @@ def _positional(fn) -> list:
     return [p for p in sig.parameters.values()
             if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
             and p.name != "self"]
+
+
+def _defines(cls, name: str) -> bool:
+    """Whether ``cls`` (or a base of its own, not ``object``) defines the
+    method ``name``: every class is callable, not every one has ``__call__``."""
+    return any(callable(vars(c).get(name)) for c in cls.__mro__ if c is not object)
 
 
 def _required(params) -> list:
@@ -200,12 +213,15 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
             if fused:
                 return _fused_methods(cls, fused, feedback, where)
             select = None
-            update = next((m for m in RELEASE if has(m)), None)
+            update = next((m for m in RELEASE if has(m)), None) or next(
+                (m for m in STREAM_FALLBACK if _defines(cls, m)
+                 and len(_required(_positional(getattr(cls, m)))) == 1), None)
         if update is None:
             raise ValueError(
                 f"{where}: no methods to drive it: a learner needs one of "
                 f"{', '.join(SELECT[:6])}, … and one of {', '.join(UPDATE[:4])}, …; a stream "
-                f"mechanism one of {', '.join(RELEASE)}; or name them with --methods "
+                f"mechanism one of {', '.join(RELEASE)} (or one method taking one input: "
+                f"update, add, …); or name them with --methods "
                 f"SELECT,UPDATE")
     up = _positional(getattr(cls, update))
     update_round = len(up) >= 2 and _takes_round(up)

@@ -37,8 +37,8 @@ range): the n-th uniform of a kind a run draws is one variable, whichever
 path led there — each call's draws are independent of everything before,
 so any such numbering gives the output its true law.
 
-May import: numpy and ``algorithms.imported_sources`` (the names the code's
-modules imported a source by).
+May import: numpy, ``algorithms.imported_sources`` (the names the code's
+modules imported a source by) and ``algorithms.user_output``.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from algorithms import imported_sources
+from algorithms import imported_sources, user_output
 
 RANDOM_GRID = 2 ** 53       # rng.random() returns k / 2^53, k uniform on [0, 2^53)
 MAX_VALUES = 4096           # values a draw's own value may take where it is used as a value
@@ -1097,7 +1097,8 @@ def sealed(route: "RunGenerator | None" = None, seed=None):
         try:
             for mod, n, _ in saved:
                 setattr(mod, n, routes.get((mod, n)) or _refuse_source(f"{mod.__name__}.{n}"))
-            yield
+            with user_output.silenced():        # the code's prints are not shown
+                yield
         finally:
             for mod, n, original in saved:
                 setattr(mod, n, original)
