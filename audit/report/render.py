@@ -493,7 +493,11 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
         B.append(("p", "No attack results in this document.", ""))
     if black:
         coupled = any(a.get("coupled") for a in black)
-        B.append(("h", 3, "Black-box (outputs only, on coupled runs: both sides of a block from "
+        independent = not all(a.get("coupled") for a in black)
+        B.append(("h", 3, "Black-box (outputs only; some pairs on coupled runs, both sides of a "
+                          "block from one seed, the others on independent runs with "
+                          "Clopper–Pearson bounds)" if coupled and independent else
+                          "Black-box (outputs only, on coupled runs: both sides of a block from "
                           "one seed)" if coupled else
                           "Black-box (outputs only, Clopper–Pearson bounds on held-out runs)"))
         rows = []
