@@ -640,3 +640,21 @@ class PrivateLeader:
 
     def update(self, losses):
         self.cum += np.asarray(losses)
+
+
+def laplace_mechanism(value, sensitivity, epsilon):
+    """A DP library's function shape: the value, its sensitivity, ε."""
+    return round(value + np.random.laplace(0, sensitivity / epsilon), 2)
+
+
+class CallableLaplace:
+    """A mechanism object called as ``mech(value)``."""
+
+    def __init__(self, epsilon, sensitivity=1.0):
+        self.epsilon, self.sensitivity = epsilon, sensitivity
+
+    def __call__(self, value):
+        return round(value + np.random.laplace(0, self.sensitivity / self.epsilon), 2)
+
+
+callable_mechanism = CallableLaplace(epsilon=0.5, sensitivity=2.0)

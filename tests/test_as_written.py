@@ -478,3 +478,18 @@ def test_a_learner_naming_its_actions_experts_gets_them_as_arms():
     assert (alg.horizon, alg.n_arms, alg.n_experts) == (5, 3, None)
     out = simulate(alg, np.zeros((5, 3)), 8, np.random.default_rng(0))
     assert out is not None
+
+
+def test_a_library_functions_sensitivity_and_a_callable_mechanism_object():
+    """``laplace_mechanism(value, sensitivity, epsilon)`` is a mechanism of
+    its value (never a generator in the sensitivity's place), and its
+    required sensitivity is the most one value changes (1 on [0, 1]),
+    which ``--param`` overrides; an object called as ``mech(value)`` takes
+    its claim and range from its own ``epsilon`` and ``sensitivity``."""
+    alg = build(f"{MOD}:laplace_mechanism", epsilon=1.0)
+    assert alg.horizon == 1 and "sensitivity = 1, the most one value" in alg.extra["input_note"]
+    assert alg.claim.epsilon == 1.0
+    given = build(f"{MOD}:laplace_mechanism", epsilon=1.0, params={"sensitivity": 3.0})
+    assert "sensitivity =" not in (given.extra["input_note"] or "")
+    obj = build(f"{MOD}:callable_mechanism")
+    assert obj.claim.epsilon == 0.5 and obj.loss_range == (0.0, 2.0)

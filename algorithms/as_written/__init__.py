@@ -37,13 +37,15 @@ from algorithms.errors import UserCodeError
 from .binding import SPELLINGS, NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths, traced_runs
-from .functions import (READ_MAX_ROUNDS, annotated_number, clamped_range, function_learner, looks_like_mechanism,
-                        outputs_of, probe, read_rounds, shape_of)
+from .functions import (READ_MAX_ROUNDS, SENSITIVITY_NAMES, annotated_number, clamped_range,
+                        function_learner, looks_like_mechanism, outputs_of, probe, read_rounds,
+                        shape_of)
 from .methods import bound_method_function, method_function, whole_input_method
 from .environment import environment_learner, find_environment
 from .objects import class_learner, find_methods, probe_stream
 
 LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
+
 MECHANISM_INPUTS = 10
 RANGE_ATTRS = ("loss_range", "reward_range", "input_range")
 PROBE_VALUES = 0xA11CE
@@ -175,9 +177,10 @@ def _fit_arms(fn, shape, kwargs: dict, T: int, lo: float, hi: float, where: str)
                           f"another number")
 
 
-def _input_note(read_note, range_from: str) -> Optional[str]:
+def _input_note(read_note, range_from: str, *more) -> Optional[str]:
     """What the summary says about the input beyond its size and range."""
     parts = [read_note] if read_note else []
+    parts += [m for m in more if m]
     if range_from == "given":
         parts.append("range given with --input-range")
     elif range_from != "default":
@@ -225,6 +228,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     # making runs adopts it again through capture.Streams).
     imported_sources.adopt_code(obj)
     bound = None        # the bound method of an object: its ε and sensitivity are the claim's
+    if callable(obj) and not (inspect.isclass(obj) or inspect.isroutine(obj)) \
+            and inspect.ismethod(getattr(obj, "__call__", None)):
+        obj = obj.__call__          # an object called as the mechanism: ``mech(x)``
     if inspect.ismethod(obj) and not inspect.isclass(obj.__self__):
         bound, obj = obj, bound_method_function(obj)         # module:instance.m
     elif inspect.isclass(obj):
@@ -310,6 +316,17 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
                          f"with {names['set'].format(flag=names['N'], value='N')}")
     if experts is not None and "N" not in b.names and not (m is not None and m.advice):
         raise ValueError(f"{names['N']} does not apply to {path} (it takes no expert advice)")
+    lo, hi, range_from = _range(obj, attr, input_range, bound)
+    sensitivity_note = None
+    sens = next((n for n in SENSITIVITY_NAMES if n in b.own and n not in params
+                 and b.params[n].default is inspect.Parameter.empty), None)
+    if sens is not None:
+        # ``laplace_mechanism(value, sensitivity, epsilon)``: the most one
+        # value changes between neighbours, as the caller of such a
+        # function passes it.
+        params = {**params, sens: hi - lo}
+        sensitivity_note = (f"{sens} = {hi - lo:g}, the most one value changes between "
+                            f"neighbours; --param {sens}=S sets another")
     missing = required_missing(b, params)
     if missing:
         raise ValueError(f"{path} needs {missing[0]!r}: pass "
@@ -318,7 +335,6 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if args:
         raise ValueError(f"{path}: positional-only parameters are not supported for code "
                          f"audited as written")
-    lo, hi, range_from = _range(obj, attr, input_range, bound)
     read_note = None
     if not is_class and arms is None and K == 1:
         # A function of a whole matrix (``T, K = rewards.shape``) gets one.
@@ -409,7 +425,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
              "code_labels": labels, "per_run_calls": per_run,
-             "input_note": _input_note(read_note, range_from),
+             "input_note": _input_note(read_note, range_from, sensitivity_note),
              "environment": env.hook if env is not None else None}
     if is_class and mechanism:
         # A stream class reads one input a round and releases a value: its

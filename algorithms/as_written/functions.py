@@ -55,8 +55,14 @@ INT_SEEDS = ("seed", "random_state", "random_seed")
 SEED_WORDS = 2 ** 63
 # First parameters that name a mechanism's input, whatever else it requires
 # (``svt(queries, epsilon, N, T)`` needs ``--param`` for its threshold).
-INPUT_NAMES = ("queries", "query", "answers", "data", "database", "db", "dataset", "values",
-               "counts", "x", "xs")
+INPUT_NAMES = ("queries", "query", "answers", "answer", "data", "database", "db", "dataset",
+               "values", "value", "true_value", "counts", "count", "x", "xs", "input", "inputs",
+               "records", "rewards", "losses", "reward_matrix", "loss_matrix", "stream")
+# A required parameter so named gets the most one value changes between
+# neighbours where --param does not set it (``algorithms.as_written``); it
+# is never the generator.
+SENSITIVITY_NAMES = ("sensitivity", "sens", "l1_sensitivity", "global_sensitivity",
+                     "delta_f")
 COUNT_PREFIXES = ("n_", "num_", "number_", "nb_", "len_", "size_")
 PRIVACY_NAMES = frozenset(SPELLINGS["epsilon"] + SPELLINGS["delta"])    # bound by name
 GENERATOR_WORDS = ("rng", "gen", "random", "seed", "state", "prng")
@@ -158,6 +164,7 @@ def shape_of(fn, where: str) -> Shape:
         required = [p for p in params
                     if p.default is kinds.empty and p.name not in PRIVACY_NAMES]
         if second.name not in slot_names and second.name != size \
+                and second.name not in SENSITIVITY_NAMES \
                 and second.default is kinds.empty \
                 and (len(required) == 2 or size is not None
                      or any(w in second.name.lower() for w in GENERATOR_WORDS)):
