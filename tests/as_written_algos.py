@@ -658,3 +658,34 @@ class CallableLaplace:
 
 
 callable_mechanism = CallableLaplace(epsilon=0.5, sensitivity=2.0)
+
+
+class RemembersItsArm:
+    """A bandit learner that remembers its arm: ``update(reward)`` takes
+    the played arm's reward alone."""
+
+    def __init__(self, n_arms=2, epsilon=1.0):
+        self.k, self.eps = n_arms, epsilon
+        self.sums = np.zeros(n_arms)
+        self.last = None
+
+    def select_arm(self):
+        self.last = int(np.argmax(self.sums + np.random.laplace(0, 1 / self.eps, self.k)))
+        return self.last
+
+    def update(self, reward):
+        self.sums[self.last] += reward
+
+
+class RemembersItsArmLoss(RemembersItsArm):
+    """``update(loss)``: a row or one value; this one fails on a row."""
+
+    def update(self, loss):
+        self.sums[self.last] -= loss
+
+
+class HedgeOfLoss(RemembersItsArm):
+    """``update(loss)`` taking the whole row (full information)."""
+
+    def update(self, loss):
+        self.sums = self.sums - np.asarray(loss)

@@ -493,3 +493,20 @@ def test_a_library_functions_sensitivity_and_a_callable_mechanism_object():
     assert "sensitivity =" not in (given.extra["input_note"] or "")
     obj = build(f"{MOD}:callable_mechanism")
     assert obj.claim.epsilon == 0.5 and obj.loss_range == (0.0, 2.0)
+
+
+def test_an_update_of_one_value_is_the_played_arms_where_the_name_or_the_code_says_so():
+    """``update(reward)``: the played arm's reward (a learner remembering
+    its arm); ``update(loss)`` is tried on the row first — Hedge takes it —
+    and falls back to the played arm's loss where the code fails on a
+    row."""
+    alg = build(f"{MOD}:RemembersItsArm", horizon=4)
+    assert alg.learner.feedback == "bandit" and "update(feedback)" in alg.extra["driven_by"]
+    alg = build(f"{MOD}:RemembersItsArmLoss", horizon=4)
+    assert alg.learner.feedback == "bandit" and "fails on a row" in alg.extra["driven_by"]
+    assert alg.claim.output == "the arms it plays"
+    alg = build(f"{MOD}:HedgeOfLoss", horizon=4)
+    assert alg.learner.feedback == "full" and alg.claim.output == "the experts it chooses"
+    for name in ("RemembersItsArm", "RemembersItsArmLoss", "HedgeOfLoss"):
+        simulate(build(f"{MOD}:{name}", horizon=4), np.zeros((4, 2)), 8,
+                 np.random.default_rng(0))

@@ -177,6 +177,22 @@ def _fit_arms(fn, shape, kwargs: dict, T: int, lo: float, hi: float, where: str)
                           f"another number")
 
 
+FIT_UPDATE_RUNS, FIT_UPDATE_ROUNDS = 2, 3
+
+
+def _runs(alg: Algorithm) -> bool:
+    """Whether ``alg`` runs its first rounds on the midpoint input without
+    its code raising."""
+    from algorithms.simulate import simulate
+    rounds = min(alg.horizon, FIT_UPDATE_ROUNDS)
+    x = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+    try:
+        simulate(alg, x, FIT_UPDATE_RUNS, np.random.default_rng(FIT_ARMS_STREAM), rounds=rounds)
+        return True
+    except UserCodeError:
+        return False
+
+
 def _input_note(read_note, range_from: str, *more) -> Optional[str]:
     """What the summary says about the input beyond its size and range."""
     parts = [read_note] if read_note else []
@@ -438,6 +454,18 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
         extra["floating_point"] = bool(declared)
     alg = Algorithm(attr, learner, claim, T, K, shown, n_experts=int(N) if N else None,
                     loss_range=(lo, hi), extra=extra)
+    if m is not None and m.scalar_fallback and not _runs(alg):
+        # update(loss) failing on a row: the played arm's loss, as a bandit
+        # that remembers its arm takes it.
+        one = replace(m, kind="bandit", update_arm=False, scalar_fallback=False)
+        alg.learner = class_learner(obj, kwargs, b.seed, b.seed_is_generator, one, K, (lo, hi),
+                                    attr)
+        if _runs(alg):
+            extra["driven_by"] = one.describe() + (" (it fails on a row: the played arm's "
+                                                   "value)")
+            alg.claim = replace(alg.claim, output="the arms it plays")
+        else:
+            alg.learner = learner
     small = T * K <= OPTIMISE_ANSWERS
     cells = replay_cells(alg) if small else None
     compared = trace_paths(alg) if small and cells is None else None

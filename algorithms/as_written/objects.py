@@ -65,7 +65,8 @@ from .outputs import StepForm, leaves, step_form
 
 SELECT = ("select_arm", "choose_arm", "select_action", "choose_action", "get_action", "get_arm",
           "select", "choose", "pull", "act", "play", "next_arm", "predict", "recommend")
-UPDATE = ("update", "observe", "feedback", "receive_reward", "give_feedback", "update_arm",
+UPDATE = ("update", "observe", "feedback", "receive_reward", "give_feedback", "give_reward",
+          "receive_feedback", "record_reward", "add_reward", "update_arm",
           "learn", "reward", "observe_loss", "observe_reward", "receive_loss", "update_loss",
           "update_reward")
 RELEASE = ("release", "answer", "respond", "process", "query", "step", "randomise", "randomize",
@@ -87,6 +88,9 @@ FUSED = ("step",) + SELECT
 # One value given to an update method is the played arm's feedback when the
 # parameter is named like one number; else it is the round's whole row.
 SCALAR_NAMES = ("reward", "loss", "cost", "value", "r", "payoff", "feedback", "gain", "y")
+# A one-value update so named is a bandit's (the played arm's reward): a
+# full-information learner names a row in the plural (``rewards``).
+ONE_REWARD_NAMES = ("reward", "r", "payoff", "gain", "feedback")
 SEED_WORDS = 2 ** 63
 
 
@@ -106,6 +110,7 @@ class Methods:
     select_round: bool = False      # select(t, …): the round's index first
     update_round: bool = False      # update(t, …)
     update_arm: bool = True         # a bandit update receives the arm (else the value only)
+    scalar_fallback: bool = False   # update(loss): a row, or the played arm's value if that fails
 
     def describe(self) -> str:
         fb = "losses" if self.losses else "rewards (reward = hi + lo − loss)"
@@ -246,13 +251,21 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
     kind = "bandit" if len(up) >= 2 and need != 1 or need == 2 else "full"
     # observe_loss(t, loss): one number, the played arm's feedback (the
     # learner knows its arm); a row is named otherwise (losses, row, …).
-    update_arm = True
-    if kind == "full" and update_round and up[0].name.lower() in SCALAR_NAMES:
+    # update(reward) likewise, for a learner that remembers its arm; a
+    # single loss, cost or value may be a row too (Hedge's update(loss)):
+    # ``as_written`` tries the row and falls back to the played arm's value
+    # where the code fails on a row (``scalar_fallback``).
+    update_arm, fallback = True, False
+    one = up[0].name.lower() if kind == "full" else ""
+    if kind == "full" and (update_round and one in SCALAR_NAMES or one in ONE_REWARD_NAMES):
         kind, update_arm = "bandit", False
+    elif kind == "full" and one in SCALAR_NAMES:
+        fallback = True
     last = (up[1] if kind == "bandit" and update_arm else up[0]).name
     losses = _feedback_kind(cls, update, feedback, where, last)
     return Methods(kind, select, update, len(_required(sel)) == 1, losses,
-                   select_round=select_round, update_round=update_round, update_arm=update_arm)
+                   select_round=select_round, update_round=update_round, update_arm=update_arm,
+                   scalar_fallback=fallback)
 
 
 def _fused_methods(cls, name: str, feedback: Optional[str], where: str) -> Methods:
