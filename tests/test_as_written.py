@@ -488,6 +488,7 @@ def test_a_library_functions_sensitivity_and_a_callable_mechanism_object():
     its claim and range from its own ``epsilon`` and ``sensitivity``."""
     alg = build(f"{MOD}:laplace_mechanism", epsilon=1.0)
     assert alg.horizon == 1 and "sensitivity = 1, the most one value" in alg.extra["input_note"]
+    assert "fails on 10 answers and runs on one number" in alg.extra["input_note"]
     assert alg.claim.epsilon == 1.0
     given = build(f"{MOD}:laplace_mechanism", epsilon=1.0, params={"sensitivity": 3.0})
     assert "sensitivity =" not in (given.extra["input_note"] or "")

@@ -72,11 +72,11 @@ def test_a_function_reading_one_answer_is_audited_on_it():
 
 
 def test_a_function_of_one_number_gets_one_number():
-    """``f(x: float, rng)`` fails on an array (``min``/``max``) and gets a
-    plain float; the exact replay follows it (Gaussian noise under a pure
-    claim: ∞)."""
+    """``f(x: float, rng)`` is annotated as taking one number (and fails on
+    an array: ``min``/``max``) and gets a plain float; the exact replay
+    follows it (Gaussian noise under a pure claim: ∞)."""
     alg = build(f"{MOD}:scalar_laplace")
-    assert alg.horizon == 1 and "runs on one number" in setting(alg)
+    assert alg.horizon == 1 and "annotated as one number, x: float" in setting(alg)
     assert _exact(alg) == pytest.approx(0.5, rel=1e-6)
     assert _exact(build(f"{MOD}:scalar_gaussian")) == np.inf
 
