@@ -128,18 +128,12 @@ PER_RUN_CODE_ROW_ROUNDS = PILOT_ROW_ROUNDS // 8
 # An audit of code run as written at fewer than FULL_PILOT_TRIALS runs a side
 # gets a pilot shrunk in proportion, to MIN_PILOT_SHARE of it at least: its
 # pilot would otherwise cost more than the audit itself (a quick look at
-# 2 000 runs took 20 s, 8 of them in the pilot).  Below SMALL_PILOT_TRIALS
-# runs a side — a budget fitted to slow code — it shrinks further, in
-# proportion again, to LEAST_PILOT_SHARE (a class at 40 ms a run spent
-# 148 s in a pilot of an eighth).  The share is a function of the runs a
-# side alone, so ``--trials`` in a reproducing command gives the same
-# pilot.  The pilot only chooses pairs on streams no audit run uses, so a
-# smaller one costs power, never validity.  A vectorised learner's pilot
-# takes a second or two at any budget and is left whole.
+# 2 000 runs took 20 s, 8 of them in the pilot).  The pilot only chooses
+# pairs on streams no audit run uses, so a smaller one costs power, never
+# validity.  A vectorised learner's pilot takes a second or two at any
+# budget and is left whole.
 FULL_PILOT_TRIALS = 100_000
 MIN_PILOT_SHARE = 1 / 8
-SMALL_PILOT_TRIALS = 16_000
-LEAST_PILOT_SHARE = 1 / 32
 
 
 def pilot_costs(alg: Algorithm) -> tuple[int, int]:
@@ -152,12 +146,19 @@ def pilot_costs(alg: Algorithm) -> tuple[int, int]:
 def pilot_share(alg: Algorithm, trials: int | None = None) -> float:
     """The share of its full pilot that an audit of ``alg`` at ``trials``
     runs a side spends: 1 but for code run as written (one call per run and
-    round) audited at fewer than ``FULL_PILOT_TRIALS`` runs a side; a
-    function of ``trials`` alone."""
+    round) audited at fewer than ``FULL_PILOT_TRIALS`` runs a side."""
     if trials is None or not (alg.extra or {}).get("per_run_calls"):
         return 1.0
-    floor = max(LEAST_PILOT_SHARE, min(MIN_PILOT_SHARE, trials / SMALL_PILOT_TRIALS))
-    return min(1.0, max(floor, trials / FULL_PILOT_TRIALS))
+    # An audit fitted to a time (audit.engine.budget) caps it further; the
+    # command reproducing it gives the cap (``--pilot-share``).
+    return min(uncapped_pilot_share(alg, trials), (alg.extra or {}).get("pilot_share", 1.0))
+
+
+def uncapped_pilot_share(alg: Algorithm, trials: int | None = None) -> float:
+    """``pilot_share`` before a time's cap: a function of ``trials``."""
+    if trials is None or not (alg.extra or {}).get("per_run_calls"):
+        return 1.0
+    return min(1.0, max(MIN_PILOT_SHARE, trials / FULL_PILOT_TRIALS))
 MIN_RUNS, MAX_RUNS = 100, 4000  # runs per side and candidate in one halving rung
 PILOT_ALPHA = 0.05          # split over a candidate's events and directions
 STAGE1 = 0.6                # share of the pilot spent on where (stage 1)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import math
+
 import numpy as np
 import pytest
 
@@ -179,21 +181,23 @@ def test_code_too_slow_for_the_time_gets_the_smallest_budget_and_a_warning():
     assert over_time(fast, None, DEFAULT_TRIALS) is None
 
 
-def test_the_search_pilot_of_per_run_code_is_a_function_of_the_runs_a_side():
-    """The pilot's share depends on ``--trials`` alone, not on the timing
-    that fitted it, so a reproducing command gives the same pilot: 1/32 of
-    it up to 500 runs a side, in proportion to an eighth at 2 000, then
-    1/8 to 12 500 runs and n/100 000 above; vectorised code keeps it
-    whole.  Fitting a budget leaves it so."""
-    from attacks.search import pilot_share
+def test_a_pilot_the_time_capped_is_given_in_the_reproducing_command(tmp_path):
+    """Slow code fitted to the time gets a search pilot capped below what
+    its runs a side alone would give (a power of two); the command that
+    reproduces the audit gives the cap (``--pilot-share``), and an audit
+    given it spends that share.  The flag needs ``--trials``."""
+    from attacks.search import pilot_share, uncapped_pilot_share
     alg = build(f"{MOD}:FusedETC", horizon=Z.ETC_HORIZON)
-    shares = [pilot_share(alg, n) for n in STEPS]
-    assert shares[:4] == [1 / 32, 1 / 32, 1 / 16, 1 / 8] and shares[-1] == 1.0
-    assert shares == sorted(shares) and pilot_share(alg, 50_000) == 0.5
     alg.extra["run_seconds"] = 0.05
-    fitted_trials(alg, None)
-    assert [pilot_share(alg, n) for n in STEPS] == shares
-    assert pilot_share(build("laplace"), 200) == 1.0
+    n = fitted_trials(alg, None)
+    cap = alg.extra["pilot_share"]
+    assert cap < uncapped_pilot_share(alg, n) and math.log2(cap) == int(math.log2(cap))
+    assert pilot_share(alg, n) == cap
+    out = tmp_path / "r.json"
+    assert main(["run", f"{MOD}:FusedETC", "--horizon", "3", "--trials", "200",
+                 "--pilot-share", "0.25", "--attack", "search", "--no-store", "--quiet",
+                 "--json", str(out)]) == 0
+    assert main(["run", f"{MOD}:FusedETC", "--pilot-share", "0.25", "--no-store"]) == 2
 
 
 def test_a_replay_probe_of_slow_code_stops_at_its_time(monkeypatch):

@@ -44,6 +44,11 @@ def add_run_parser(sub):
                         "code's measured speed (the figure chosen is printed in the command "
                         "that reproduces the audit) (default: 60 for code run as written one "
                         "call per run; none for vectorised code)")
+    p.add_argument("--pilot-share", type=number("--pilot-share", lo=0, hi=1), default=None,
+                   metavar="F",
+                   help="the share of its full size the neighbour search's pilot spends on "
+                        "code run as written: --time sets it for slow code, and the command "
+                        "that reproduces such an audit gives it (default: from --trials)")
     p.add_argument("--attack", action="append", metavar="NAME",
                    help="an attack to run (repeatable; a repeated name runs once; see "
                         "'audit list --attacks') (default: the algorithm's default attacks)")
@@ -209,6 +214,11 @@ def cmd_run(args):
             "--claim-mu": args.claim_mu, "--claim-rho": args.claim_rho}
     if args.trials is not None and args.time is not None:
         raise UsageError("--time sets the default --trials: give one of --time and --trials")
+    if args.pilot_share is not None and args.trials is None:
+        raise UsageError("--pilot-share goes with --trials (the command that reproduces an "
+                         "audit fitted to --time gives both)")
+    if args.pilot_share is not None and isinstance(alg.extra, dict):
+        alg.extra["pilot_share"] = args.pilot_share
     if args.trials is None:
         from audit.engine.budget import fitted_trials, over_time
         with reporter.phase(f"timing {alg.name} to fit the budget", 1, "steps",
@@ -219,6 +229,12 @@ def cmd_run(args):
         if slow:
             import sys
             print(f"audit: warning: {slow}", file=sys.stderr)
+        from attacks.search import uncapped_pilot_share
+        capped = (alg.extra or {}).get("pilot_share")
+        if capped is not None and capped < uncapped_pilot_share(alg, args.trials):
+            # The time capped the search's pilot: the command that
+            # reproduces the audit says by how much.
+            echo["--pilot-share"] = f"{capped:g}"
     args.pair = dedupe(args.pair)
     names = attack_names(alg, args.attack,
                          search=search_wanted(not args.mode or "black-box" in args.mode,

@@ -14,11 +14,11 @@ reproducing command, so the audit is repeated exactly (``--trials``)
 whatever the machine.  Only power rests on this: every bound is valid at
 any number of runs.
 
-May import: ``algorithms``, ``attacks.search`` (the pilot's share),
-``audit.engine.reproducibility``.
+May import: ``algorithms``, ``audit.engine.reproducibility``.
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -26,7 +26,6 @@ import numpy as np
 
 from algorithms.core import Algorithm
 from algorithms.simulate import simulate
-from attacks.search import pilot_share
 from audit.engine.reproducibility import RUNS as CHECK_SIMULATION_RUNS
 
 DEFAULT_TRIALS = 200_000
@@ -61,12 +60,12 @@ CHECK_RUNS = 3 * CHECK_SIMULATION_RUNS
 # row-rounds of a class whose round costs 52 µs (347 µs a row-round, one
 # process: both forms), and 31.6 s for 20 312 of one whose round costs
 # 2.2 ms (3.1 ms a row-round in one process, where 6.7 rounds would say
-# 14.7 ms).  Its share is the search's for the runs a side
-# (``attacks.search.pilot_share``: a function of those alone, so that the
-# reproducing command's ``--trials`` gives the same pilot).
+# 14.7 ms).  It gets at most PILOT_TIME of the time.
 PILOT_ROW_ROUNDS = 500_000
 PILOT_SLOWDOWN = 6.7
 SLOW_PILOT_SLOWDOWN, PILOT_OVERHEAD = 1.26, 281e-6
+PILOT_TIME = 0.3
+MIN_PILOT_SHARE = 1 / 32
 
 
 def per_run_code(alg: Algorithm) -> bool:
@@ -96,7 +95,7 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
         return DEFAULT_TRIALS
     seconds = DEFAULT_SECONDS if seconds is None else float(seconds)
     run = run_seconds(alg)
-    # The search's pilot in full; an audit spends its share of it.
+    # The pilot's share first (``attacks.search.pilot_share`` reads it).
     rnd = run / max(1, alg.horizon)
     full_pilot = PILOT_ROW_ROUNDS * min(PILOT_SLOWDOWN * rnd,
                                         SLOW_PILOT_SLOWDOWN * rnd + PILOT_OVERHEAD)
@@ -104,15 +103,20 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
         # A learner's search pilot runs its batches on every worker
         # (``attacks.search``'s ``pmap``); a stream mechanism's in one process.
         full_pilot /= WORKERS
-    per = run * RUNS_PER_TRIAL / WORKERS
-
-    def expected(n: int) -> float:
-        return (FIXED_SECONDS + CHECK_RUNS * run + pilot_share(alg, n) * full_pilot
-                + per * n)
-
-    trials = max([n for n in STEPS if expected(n) <= seconds] or [STEPS[0]])
+    share = 1.0 if full_pilot <= 0 else min(1.0, max(MIN_PILOT_SHARE,
+                                                     PILOT_TIME * seconds / full_pilot))
+    # A power of two (1/4, 1/8, …): the command that reproduces an audit
+    # whose pilot this caps gives it (``--pilot-share``), and reads easily.
+    share = 2.0 ** math.floor(math.log2(share))
     if isinstance(alg.extra, dict):
-        alg.extra["fitted_seconds"] = expected(trials)
+        alg.extra["pilot_share"] = share
+    per = run * RUNS_PER_TRIAL / WORKERS
+    fixed = FIXED_SECONDS + CHECK_RUNS * run + share * full_pilot
+    room = max(seconds - fixed, 0.0)
+    n = room / per if per > 0 else DEFAULT_TRIALS
+    trials = max([s for s in STEPS if s <= n] or [STEPS[0]])
+    if isinstance(alg.extra, dict):
+        alg.extra["fitted_seconds"] = fixed + per * trials
     return trials
 
 
