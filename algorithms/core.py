@@ -608,6 +608,11 @@ class Algorithm:
                              f"with lo < hi, got {lr!r}")
         self.loss_range = (float(lr[0]), float(lr[1]))
 
+    def midpoint(self) -> np.ndarray:
+        """Every loss at the middle of the loss range, (T, K): the input the
+        probes of its speed and replay run on."""
+        return np.full((self.horizon, self.n_arms), float(np.mean(self.loss_range)))
+
     @property
     def needs_advice(self) -> bool:
         return self.n_experts is not None

@@ -159,6 +159,8 @@ def uncapped_pilot_share(alg: Algorithm, trials: int | None = None) -> float:
     if trials is None or not (alg.extra or {}).get("per_run_calls"):
         return 1.0
     return min(1.0, max(MIN_PILOT_SHARE, trials / FULL_PILOT_TRIALS))
+
+
 MIN_RUNS, MAX_RUNS = 100, 4000  # runs per side and candidate in one halving rung
 PILOT_ALPHA = 0.05          # split over a candidate's events and directions
 STAGE1 = 0.6                # share of the pilot spent on where (stage 1)

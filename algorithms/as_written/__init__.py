@@ -45,7 +45,6 @@ from .environment import environment_learner, find_environment
 from .objects import class_learner, find_methods, probe_stream
 
 LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
-
 MECHANISM_INPUTS = 10
 RANGE_ATTRS = ("loss_range", "reward_range", "input_range")
 PROBE_VALUES = 0xA11CE
@@ -154,7 +153,7 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
     return T, shape, None
 
 
-FIT_ARMS_STREAM = 0xA125
+FIT_STREAM = 0xA125         # the runs that decide K and an update's form
 
 
 def _fit_arms(fn, shape, kwargs: dict, T: int, lo: float, hi: float, where: str):
@@ -165,7 +164,7 @@ def _fit_arms(fn, shape, kwargs: dict, T: int, lo: float, hi: float, where: str)
     def runs_on(k):
         try:
             outputs_of(fn, shape, kwargs, _probe_inputs(T, k, lo, hi)[2], 1,
-                       np.random.default_rng(FIT_ARMS_STREAM), where)
+                       np.random.default_rng(FIT_STREAM), where)
             return True
         except (UserCodeError, ValueError):
             return False
@@ -185,9 +184,9 @@ def _runs(alg: Algorithm) -> bool:
     its code raising."""
     from algorithms.simulate import simulate
     rounds = min(alg.horizon, FIT_UPDATE_ROUNDS)
-    x = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+    x = alg.midpoint()
     try:
-        simulate(alg, x, FIT_UPDATE_RUNS, np.random.default_rng(FIT_ARMS_STREAM), rounds=rounds)
+        simulate(alg, x, FIT_UPDATE_RUNS, np.random.default_rng(FIT_STREAM), rounds=rounds)
         return True
     except UserCodeError:
         return False

@@ -223,24 +223,21 @@ def _library_holders() -> list:
     out = [(np.random.mtrand, "_rand")]
     stats = sys.modules.get("scipy.stats")
     if stats is not None:
-        for obj in list(vars(stats).values()):
-            held = getattr(obj, "__dict__", {}).get("_random_state") if not isinstance(
-                obj, type) else None
-            if held is _HIDDEN_NP:
-                out.append((obj, "_random_state"))
+        out += [(obj, "_random_state") for obj in list(vars(stats).values())
+                if not isinstance(obj, type)
+                and getattr(obj, "__dict__", {}).get("_random_state") is _HIDDEN_NP]
     return out
 
 
 def _targets() -> list:
     """(module, name, replacement) for every global source routed."""
     out = []
-    hidden_np = _HIDDEN_NP
     if not _HIDDEN_PROXY:
         _HIDDEN_PROXY.append(_HiddenState())
     out += [(holder, name, _HIDDEN_PROXY[0]) for holder, name in _library_holders()]
     for name in dir(np.random):
         fn = getattr(np.random, name)
-        if getattr(fn, "__self__", None) is hidden_np:
+        if getattr(fn, "__self__", None) is _HIDDEN_NP:
             out.append((np.random, name, _numpy_router(name, fn)))
     # Module functions of numpy.random that act on the hidden state too.
     for name, method in (("seed", "seed"), ("ranf", "random_sample"),

@@ -256,10 +256,10 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
     # ``as_written`` tries the row and falls back to the played arm's value
     # where the code fails on a row (``scalar_fallback``).
     update_arm, fallback = True, False
-    one = up[0].name.lower() if kind == "full" else ""
-    if kind == "full" and (update_round and one in SCALAR_NAMES or one in ONE_REWARD_NAMES):
+    one = up[0].name.lower() if kind == "full" else ""      # "" is in neither list
+    if update_round and one in SCALAR_NAMES or one in ONE_REWARD_NAMES:
         kind, update_arm = "bandit", False
-    elif kind == "full" and one in SCALAR_NAMES:
+    elif one in SCALAR_NAMES:
         fallback = True
     last = (up[1] if kind == "bandit" and update_arm else up[0]).name
     losses = _feedback_kind(cls, update, feedback, where, last)

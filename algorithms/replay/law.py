@@ -558,7 +558,7 @@ def replay_cells(alg):
     if kept is not None and kept[0] is alg:
         return kept[1]
     try:
-        losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+        losses = alg.midpoint()
         # a probe of applicability and cost, not a figure: not re-executed
         # (the replay evidence confirms every law it uses); code whose
         # replay would take long is not replayed (its confirmation would

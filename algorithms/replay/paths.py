@@ -607,11 +607,6 @@ def traced_paths(alg, losses, scope: str = "output", confirmed: bool = True) -> 
 _APPLIES: dict = {}
 
 
-def _midpoint(alg) -> np.ndarray:
-    """Every loss at the middle of the domain: where the probes trace."""
-    return np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
-
-
 def _draws_in(f, laws) -> int:
     """The draws a comparison involves, two exponential draws entering as
     their difference (one Laplace draw) counted once."""
@@ -634,7 +629,7 @@ def trace_paths(alg):
         return kept[1]
     n = None
     try:
-        losses = _midpoint(alg)
+        losses = alg.midpoint()
         tr = NoiseTrace(fallback=_rng(0x7AACE), limit=MAX_VARS)
         run_once(alg, losses, replay_scope(alg), tr)
         if tr.size and len(tr.constraints) <= PROBE_COMPARISONS and all(
@@ -654,7 +649,7 @@ def traced_runs(alg):
     the code), which an optimiser calling it hundreds of times is sized by."""
     if trace_paths(alg) is None:
         return None
-    losses = _midpoint(alg)
+    losses = alg.midpoint()
     try:
         return traced_paths(alg, losses, replay_scope(alg), confirmed=False).runs
     except Exception:       # noqa: BLE001 - refused, or the code failed on the trace

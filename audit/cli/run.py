@@ -229,9 +229,9 @@ def cmd_run(args):
         if slow:
             import sys
             print(f"audit: warning: {slow}", file=sys.stderr)
-        from attacks.search import uncapped_pilot_share
+        from attacks.search import pilot_share, uncapped_pilot_share
         capped = (alg.extra or {}).get("pilot_share")
-        if capped is not None and capped < uncapped_pilot_share(alg, args.trials):
+        if pilot_share(alg, args.trials) < uncapped_pilot_share(alg, args.trials):
             # The time capped the search's pilot: the command that
             # reproduces the audit says by how much.
             echo["--pilot-share"] = f"{capped:g}"

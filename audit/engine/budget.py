@@ -78,7 +78,7 @@ def run_seconds(alg: Algorithm) -> float:
     kept = alg.extra.get("run_seconds") if isinstance(alg.extra, dict) else None
     if kept is not None:
         return kept
-    losses = np.full((alg.horizon, alg.n_arms), float(np.mean(alg.loss_range)))
+    losses = alg.midpoint()
     start = time.perf_counter()
     simulate(alg, losses, SPEED_RUNS, np.random.default_rng(SPEED_STREAM))
     seconds = (time.perf_counter() - start) / SPEED_RUNS
