@@ -689,3 +689,59 @@ class HedgeOfLoss(RemembersItsArm):
 
     def update(self, loss):
         self.sums = self.sums - np.asarray(loss)
+
+
+class FreshNoiseGreedy:
+    """Greedy on its reward sums with fresh Laplace(1/ε) noise every round,
+    and no horizon of its own (the audit runs its default 1 000 rounds):
+    each round's choice reads the sums anew, so a changed reward costs ε
+    again at every later round — far more than ε over the run."""
+
+    def __init__(self, n_arms=2, epsilon=1.0):
+        self.k, self.eps = n_arms, epsilon
+        self.sums = np.zeros(n_arms)
+
+    def select_arm(self):
+        return int(np.argmax(self.sums + np.random.laplace(0, 1 / self.eps, self.k)))
+
+    def update(self, arm, reward):
+        self.sums[arm] += reward
+
+
+def _keep_probability(epsilon):
+    return math.exp(epsilon) / (1 + math.exp(epsilon))
+
+
+def bit_response(bit: int, epsilon=1.0):
+    """Randomized response on one bit, annotated: ε-DP on bits (keeps the
+    bit with probability e^ε/(1 + e^ε)); over the reals it would "return"
+    0.38 on one side only."""
+    return bit if random.random() < _keep_probability(epsilon) else 1 - bit
+
+
+def buggy_bit_response(bit: int, epsilon=1.0):
+    """The same keeping the bit with e^2ε/(1 + e^2ε): 2ε-DP."""
+    return bit if random.random() < _keep_probability(2 * epsilon) else 1 - bit
+
+
+def plain_bit_response(bit, epsilon=1.0):
+    """``bit_response`` unannotated: its name says one value, its code
+    returns whole numbers on whole inputs only."""
+    if random.random() < _keep_probability(epsilon):
+        return bit
+    return 1 - bit
+
+
+def bits_response(bits, epsilon=1.0):
+    """Randomized response on each of a vector of bits, each coin its own:
+    ε-DP when one bit changes."""
+    p = _keep_probability(epsilon)
+    return [b if random.random() < p else 1 - b for b in bits]
+
+
+def one_coin_bits_response(bits, epsilon=1.0):
+    """One coin for the whole vector: the output is the bits or their
+    complement, so neighbours (one bit apart) have disjoint outputs — not
+    private at all."""
+    keep = random.random() < _keep_probability(epsilon)
+    return [b if keep else 1 - b for b in bits]

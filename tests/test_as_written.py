@@ -488,7 +488,7 @@ def test_a_library_functions_sensitivity_and_a_callable_mechanism_object():
     its claim and range from its own ``epsilon`` and ``sensitivity``."""
     alg = build(f"{MOD}:laplace_mechanism", epsilon=1.0)
     assert alg.horizon == 1 and "sensitivity = 1, the most one value" in alg.extra["input_note"]
-    assert "fails on 10 answers and runs on one number" in alg.extra["input_note"]
+    assert "named as one value, value, and it runs on one number" in alg.extra["input_note"]
     assert alg.claim.epsilon == 1.0
     given = build(f"{MOD}:laplace_mechanism", epsilon=1.0, params={"sensitivity": 3.0})
     assert "sensitivity =" not in (given.extra["input_note"] or "")
@@ -511,3 +511,79 @@ def test_an_update_of_one_value_is_the_played_arms_where_the_name_or_the_code_sa
     for name in ("RemembersItsArm", "RemembersItsArmLoss", "HedgeOfLoss"):
         simulate(build(f"{MOD}:{name}", horizon=4), np.zeros((4, 2)), 8,
                  np.random.default_rng(0))
+
+
+def test_a_budget_fitted_to_the_time_grows_once_the_pairs_are_known(tmp_path, monkeypatch):
+    """A class with no horizon of its own runs 1 000 rounds, and the budget
+    fitted to the time assumes every pair runs them all; the neighbour
+    search's pairs end with their windows (tens of rounds), so once they
+    are chosen the budget is refitted to their measured cost: the audit
+    spends more runs than the first fit gave, the command that reproduces
+    it gives them, and a leak that needs them (fresh noise every round) is
+    found.  The code's speed is set (50 ms a whole run) so that the first
+    fit is the smallest budget on any machine; the pairs' runs are timed
+    for real, a hundred times faster than that here."""
+    from audit.engine import budget
+    monkeypatch.setattr(budget, "run_seconds", lambda alg: 0.05)
+    alg = build(f"{MOD}:FreshNoiseGreedy")
+    assert alg.horizon == 1000 and budget.fitted_trials(alg, 30) == budget.STEPS[0]
+    code, doc = _doc(tmp_path, "fresh", f"{MOD}:FreshNoiseGreedy", "--time", "30")
+    trials = doc["budget"]["trials"]
+    assert trials > budget.STEPS[0] and f"--trials {trials} " in doc["reproduce"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("fn, why", [
+    ("bit_response", "annotated bit: int"),
+    ("plain_bit_response", "named as one value, bit"),
+    ("bits_response", "whole numbers on whole inputs and fractions on fractional ones")])
+def test_code_for_bits_is_audited_on_bits(fn, why):
+    """Randomized response returns its bit or ``1 - bit``: over the reals
+    it would "return" 0.38 on one side only, an exact violation of a
+    correct program.  Code annotated as taking whole numbers, or seen to
+    return whole numbers on whole inputs and fractions on fractional ones,
+    is audited on the whole numbers of its range: every value is rounded
+    before the code sees it, and the summary says so."""
+    alg = build(f"{MOD}:{fn}")
+    assert why in alg.extra["input_note"] and "the whole numbers 0, 1" in alg.extra["input_note"]
+    seen = set()
+    for seed in range(20):
+        out = alg.learner.one_run(np.full((alg.horizon, 1), 0.38), np.random.default_rng(seed),
+                                  seed)
+        seen |= set(np.ravel(out).tolist())
+    assert seen == {0, 1}
+
+
+@pytest.mark.parametrize("fn, violation", [("bit_response", False),
+                                           ("buggy_bit_response", True),
+                                           ("plain_bit_response", False),
+                                           ("one_coin_bits_response", True)])
+def test_randomized_response_on_bits_exactly(tmp_path, fn, violation):
+    """The exact replay of the code's own coin (re-executed to confirm it)
+    on bits: randomized response at ε is ε exactly, its 2ε twin and one
+    coin for a whole vector are violations."""
+    code, doc = _doc(tmp_path, fn, f"{MOD}:{fn}", "--trials", "2000")
+    assert code == (1 if violation else 0)
+    exact = [a for a in doc["attacks"] if a.get("exact")]
+    assert exact
+    top = max(a["epsilon_lower_bound"] for a in exact)
+    if fn == "buggy_bit_response":
+        assert top == pytest.approx(2.0, abs=1e-9)
+    elif not violation:
+        assert top == pytest.approx(1.0, abs=1e-9)
+
+
+def test_a_black_box_bound_above_its_pairs_exact_epsilon_decides_nothing(tmp_path):
+    """At 50 % confidence a black-box bound on a pair whose true ε equals
+    the claim lands above it in up to half the audits (seed 2 here: 1.010
+    on randomized response at ε = 1).  The pair's exact ε from the replay
+    of the code's own coin (1, confirmed by re-executing it) bounds every
+    event's log-ratio, so that bound is known to have erred: it is shown
+    with a note, and neither the verdict nor the audit's ε_lb rests on it."""
+    code, doc = _doc(tmp_path, "rr", f"{MOD}:bit_response", "--attack", "search",
+                     "--trials", "2000", "--confidence", "0.5", "--seed", "2")
+    assert code == 0 and doc["epsilon_lower_bound"] == pytest.approx(1.0, abs=1e-9)
+    above = [a for a in doc["attacks"] if a["mode"] == "black-box" and a["epsilon_lower_bound"] > 1]
+    assert above and all(a["verdict"] == "consistent" for a in above)
+    assert all(a["notes"][0].startswith("this bound") for a in above)
+    assert any("lies above that pair's exact ε" in n for n in doc["notes"])

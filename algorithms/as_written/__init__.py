@@ -26,6 +26,7 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import replace
 from typing import Optional
 
@@ -37,9 +38,9 @@ from algorithms.errors import UserCodeError
 from .binding import SPELLINGS, NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths, traced_runs
-from .functions import (READ_MAX_ROUNDS, SENSITIVITY_NAMES, annotated_number, clamped_range,
-                        function_learner, looks_like_mechanism, outputs_of, probe, read_rounds,
-                        shape_of)
+from .functions import (ONE_VALUE_NAMES, READ_MAX_ROUNDS, SENSITIVITY_NAMES, annotated_number, clamped_range,
+                        function_learner, integer_annotation, looks_like_mechanism, outputs_of,
+                        probe, read_rounds, shape_of, whole_inputs)
 from .methods import bound_method_function, method_function, whole_input_method
 from .environment import environment_learner, find_environment
 from .objects import class_learner, find_methods, probe_stream
@@ -135,6 +136,14 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
     if number is not None:
         return 1, replace(shape, scalar=True), (f"its input is annotated as one number, "
                                                 f"{shape.input}: {number}, and audited as one")
+    if K == 1 and shape.size is None and shape.input in ONE_VALUE_NAMES:
+        one = replace(shape, scalar=True)
+        try:
+            probe(fn, one, kwargs, _probe_inputs(1, 1, lo, hi), where)
+            return 1, one, (f"its input is named as one value, {shape.input}, and it runs on "
+                            f"one number: audited on one")
+        except (UserCodeError, ValueError):
+            pass
     if T > READ_MAX_ROUNDS:
         return T, shape, None
     read = read_rounds(fn, shape, kwargs, T, K, lo, hi, where)
@@ -190,6 +199,38 @@ def _runs(alg: Algorithm) -> bool:
         return True
     except UserCodeError:
         return False
+
+
+def _whole_domain(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, path: str):
+    """(shape, lo, hi, note): a function taking whole numbers or truth
+    values — so annotated (``bit: int``, ``flags: list[bool]``), or so
+    observed (``functions.whole_inputs``: randomized response returning its
+    bit) — is audited on them: its inputs are the whole numbers in the
+    range, each value rounded to the nearest before the code sees it, so a
+    pair of neighbours is a pair of neighbouring whole-number inputs.  An
+    input annotated as a float is audited over the reals."""
+    kind = integer_annotation(fn, shape.input)
+    why = f"its input is annotated {shape.input}: {kind}" if kind else None
+    if kind is None and annotated_number(fn, shape.input) not in ("int", None):
+        return shape, lo, hi, None
+    if kind is None:
+        why = whole_inputs(fn, shape, kwargs, T, K, lo, hi, path.partition(":")[2] or path)
+        kind = "int" if why else None
+    if kind is None:
+        return shape, lo, hi, None
+    low, high = (0, 1) if kind == "bool" else (math.ceil(lo), math.floor(hi))
+    if high <= low or kind == "bool" and (lo, hi) != (0.0, 1.0):
+        raise ValueError(f"{path}: its input {shape.input} is annotated {kind}, and the input "
+                         f"range [{lo:g}, {hi:g}] " + (
+                             "is not [0, 1]" if kind == "bool" else
+                             "holds fewer than two whole numbers") +
+                         ": give --input-range LO,HI")
+    values = ("the truth values False and True" if kind == "bool" else
+              f"the whole numbers {low}, {high}" if high == low + 1 else
+              f"the whole numbers {low} to {high}")
+    return (replace(shape, integers=kind), float(low), float(high),
+            f"{why}: audited on {values} (each value rounded to the nearest before the code "
+            f"sees it; annotate it {shape.input}: float to audit it over the reals)")
 
 
 def _input_note(read_note, range_from: str, *more) -> Optional[str]:
@@ -375,6 +416,9 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
                           f"{' and '.join(ends)}; neighbours differ in one value by at most "
                           f"{clamp_step:g} (--input-range {lo:g},{hi:g} lets it change across "
                           f"the whole range)")
+    whole_note = None
+    if not is_class:
+        shape, lo, hi, whole_note = _whole_domain(obj, shape, kwargs, T, K, lo, hi, path)
     # The claim: the caller's, else the code's attributes, else what it is built with.
     declared_eps, declared_delta = _attr(obj, "claim_epsilon"), _attr(obj, "claim_delta")
     c_eps = claim_epsilon if claim_epsilon is not None else (
@@ -440,7 +484,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
              "code_labels": labels, "per_run_calls": per_run,
-             "input_note": _input_note(read_note, range_from, sensitivity_note),
+             "input_note": _input_note(read_note, range_from, sensitivity_note, whole_note),
              "environment": env.hook if env is not None else None}
     if is_class and mechanism:
         # A stream class reads one input a round and releases a value: its

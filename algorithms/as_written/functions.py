@@ -33,9 +33,13 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 """
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
 import inspect
 import math
+import re
 import time
+import typing
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -58,6 +62,13 @@ SEED_WORDS = 2 ** 63
 INPUT_NAMES = ("queries", "query", "answers", "answer", "data", "database", "db", "dataset",
                "values", "value", "true_value", "counts", "count", "x", "xs", "input", "inputs",
                "records", "rewards", "losses", "reward_matrix", "loss_matrix", "stream")
+# Inputs named as one value: such a function that runs on one number is
+# audited on one (``algorithms.as_written._fit_input``), not on a vector
+# numpy's broadcasting lets it run on — randomized response returning
+# ``bit`` or ``1 - bit`` of a whole vector at once is another mechanism.
+ONE_VALUE_NAMES = ("bit", "flag", "vote", "label", "value", "true_value", "answer",
+                   "true_answer", "count", "true_count", "response", "score", "reward", "loss",
+                   "record", "secret", "datum", "item", "query", "sample")
 # A required parameter so named gets the most one value changes between
 # neighbours where --param does not set it (``algorithms.as_written``); it
 # is never the generator.
@@ -83,6 +94,9 @@ class Shape:
     size: Optional[str]
     rng_first: bool = False
     scalar: bool = False        # the input is one plain number (``f(x: float, rng)``)
+    # "int" or "bool": the code takes whole numbers (bits, counts), and its
+    # inputs are rounded to them before it sees them (``whole_inputs``).
+    integers: Optional[str] = None
 
     def describe(self) -> str:
         args = [self.input] + ([self.rng] if self.rng else []) + ([self.size] if self.size
@@ -189,6 +203,90 @@ def annotated_number(fn, name: str) -> Optional[str]:
     return None
 
 
+_WHOLE_KINDS = {int: "int", "int": "int", bool: "bool", "bool": "bool"}
+_CONTAINED = re.compile(r"(?:typing\.)?(?:list|List|Sequence|tuple|Tuple|Iterable|"
+                        r"Collection)\[(int|bool)(?:, \.\.\.)?\]")
+
+
+def integer_annotation(fn, name: str) -> Optional[str]:
+    """"int" or "bool" where ``fn``'s parameter ``name`` is annotated as
+    whole numbers or truth values — ``bit: int``, ``flag: bool``,
+    ``bits: list[int]``, ``Sequence[bool]``, also as strings under
+    postponed annotations —, else None."""
+    try:
+        ann = inspect.signature(fn).parameters[name].annotation
+    except (TypeError, ValueError, KeyError):
+        return None
+    return _whole_kind(ann)
+
+
+def _whole_kind(ann) -> Optional[str]:
+    try:
+        if ann in _WHOLE_KINDS:
+            return _WHOLE_KINDS[ann]
+    except TypeError:               # an unhashable annotation
+        return None
+    if isinstance(ann, str):
+        m = _CONTAINED.fullmatch(ann.replace(" ", "").replace(",...", ", ..."))
+        return m.group(1) if m else None
+    args = [a for a in typing.get_args(ann) if a is not Ellipsis]
+    if typing.get_origin(ann) in (list, tuple, collections.abc.Sequence,
+                                  collections.abc.Iterable, collections.abc.Collection) \
+            and args and len({_whole_kind(a) for a in args}) == 1:
+        return _whole_kind(args[0])
+    return None
+
+
+WHOLE_RUNS = 32             # runs on each input of the check of whole-number code
+WHOLE_STREAM = 0x1E6E
+
+
+def _all_whole(outputs) -> bool:
+    """Whether every number among ``outputs`` is a whole one (a truth value
+    is; what is not a number says nothing about it)."""
+    for out in outputs:
+        for v in leaves(out):
+            if isinstance(v, float) and not (math.isfinite(v) and v.is_integer()):
+                return False
+            if isinstance(v, complex):
+                return False
+    return True
+
+
+def whole_inputs(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi: float,
+                 where: str) -> Optional[str]:
+    """Why ``fn`` is code for whole-number inputs (bits, counts) rather than
+    values over the reals, or None: given whole numbers in [lo, hi] (its
+    ends, and a mix of them) it returns only whole numbers, and given
+    fractions it returns fractions — its output carries its input, as
+    randomized response returns its bit or ``1 - bit`` — or fails.  Such
+    code audited over the reals would be judged on inputs it was never
+    written for (randomized response "returning" 0.38 on one side only is
+    no leak of bits).  ``WHOLE_RUNS`` runs of each input on fixed streams."""
+    if not (float(lo).is_integer() and float(hi).is_integer() and hi > lo):
+        return None
+    rng = np.random.default_rng(WHOLE_STREAM)
+    mixed = rng.integers(int(lo), int(hi) + 1, size=(T, K)).astype(float)
+    whole = [np.full((T, K), lo), np.full((T, K), hi), mixed]
+    # Fractions well inside the range and off every half (rounding ties).
+    frac = lo + (hi - lo) * (0.3 + 0.4 * rng.random((T, K)))
+    frac = np.where(np.abs(frac - np.rint(frac)) < 0.1, frac + 0.25, frac)
+    as_ints = dataclasses.replace(shape, integers="int")
+    try:
+        for x in whole:
+            if not _all_whole(outputs_of(fn, as_ints, kwargs, x, WHOLE_RUNS, rng, where)):
+                return None
+    except (UserCodeError, ValueError):
+        return None
+    try:
+        outs = outputs_of(fn, shape, kwargs, frac, WHOLE_RUNS, rng, where)
+    except (UserCodeError, ValueError):
+        return "it runs on whole numbers and fails on fractions"
+    if _all_whole(outs):
+        return None
+    return "it returns whole numbers on whole inputs and fractions on fractional ones"
+
+
 def _call(fn, shape: Shape, x: np.ndarray, kw: dict):
     """``fn`` on the input ``x`` and the keywords ``kw``: the input by
     position when it comes first, else by name (after the generator)."""
@@ -212,11 +310,15 @@ def split_batch(out, runs: int, where: str) -> list:
                         f"of such arrays, or a list of {runs} outputs)")
 
 
-def _input(losses: np.ndarray, scalar: bool = False):
+def _input(losses: np.ndarray, shape: Shape):
+    """The input as the function takes it: one number (``shape.scalar``)
+    or a copy of the values; whole numbers or truth values, rounded, for
+    code that takes them (``shape.integers``)."""
     x = np.asarray(losses, dtype=float)
-    if scalar:
-        return float(x[0, 0])
-    return x[:, 0].copy() if x.shape[1] == 1 else x.copy()
+    x = x[:, 0].copy() if x.shape[1] == 1 else x.copy()
+    if shape.integers:
+        x = np.rint(x).astype(bool if shape.integers == "bool" else np.int64)
+    return x.flat[0].item() if shape.scalar else x
 
 
 def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
@@ -233,14 +335,14 @@ def outputs_of(fn, shape: Shape, kwargs: dict, losses: np.ndarray, runs: int,
                 kw[shape.size] = runs
                 if shape.rng:
                     kw[shape.rng] = int(ints[0]) if shape.int_seed else rng
-                return split_batch(_call(fn, shape, _input(losses, shape.scalar), kw), runs, where)
+                return split_batch(_call(fn, shape, _input(losses, shape), kw), runs, where)
             outs = []
             kw = dict(kwargs)
             for i in range(runs):
                 set_run(i)
                 if shape.rng:
                     kw[shape.rng] = int(ints[i]) if shape.int_seed else rng
-                outs.append(_call(fn, shape, _input(losses, shape.scalar), kw))
+                outs.append(_call(fn, shape, _input(losses, shape), kw))
             return outs
         except UserCodeError:
             raise
@@ -413,7 +515,7 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
             kw = dict(kwargs)
             if shape.rng:
                 kw[shape.rng] = seed if shape.int_seed else rng
-            return _call(fn, shape, _input(losses, shape.scalar), kw)
+            return _call(fn, shape, _input(losses, shape), kw)
 
     one_batch = None
     if shape.size is not None:
@@ -425,7 +527,7 @@ def function_learner(fn, shape: Shape, kwargs: dict, form: OutputForm, where: st
             kw[shape.size] = runs
             if shape.rng:
                 kw[shape.rng] = seed if shape.int_seed else rng
-            return _call(fn, shape, _input(losses, shape.scalar), kw)
+            return _call(fn, shape, _input(losses, shape), kw)
 
     point = (lambda state: None) if form.step.numbers else None
     return Learner(unused, unused, unused, form.step.n_codes, feedback="stream",

@@ -219,8 +219,9 @@ def cmd_run(args):
                          "audit fitted to --time gives both)")
     if args.pilot_share is not None and isinstance(alg.extra, dict):
         alg.extra["pilot_share"] = args.pilot_share
+    refit = None
     if args.trials is None:
-        from audit.engine.budget import fitted_trials, over_time
+        from audit.engine.budget import fitted_trials, over_time, refitted_trials
         with reporter.phase(f"timing {alg.name} to fit the budget", 1, "steps",
                             quiet_below=1.0) as phase:
             args.trials = fitted_trials(alg, args.time)
@@ -230,11 +231,24 @@ def cmd_run(args):
             import sys
             print(f"audit: warning: {slow}", file=sys.stderr)
         from attacks.search import pilot_share, uncapped_pilot_share
-        capped = (alg.extra or {}).get("pilot_share")
-        if pilot_share(alg, args.trials) < uncapped_pilot_share(alg, args.trials):
-            # The time capped the search's pilot: the command that
-            # reproduces the audit says by how much.
-            echo["--pilot-share"] = f"{capped:g}"
+        share = pilot_share(alg, args.trials)
+
+        def command_at(trials):
+            # Where the time capped the search's pilot, or the budget grew
+            # once the pairs were known (``refit``), the pilot's share is no
+            # longer the one --trials gives: the command says it.
+            if share < uncapped_pilot_share(alg, trials):
+                echo["--pilot-share"] = f"{share:g}"
+            return reproduce_command(args.algorithm, echo, names, trials, args.confidence,
+                                     args.seed, args.mode, witness, args.pair, coupled,
+                                     args.backend, stop_early)
+
+        def refit(scenarios):
+            trials = refitted_trials(alg, args.time, scenarios, args.trials)
+            if trials == args.trials:
+                return None
+            args.trials = trials
+            return trials, command_at(trials)
     args.pair = dedupe(args.pair)
     names = attack_names(alg, args.attack,
                          search=search_wanted(not args.mode or "black-box" in args.mode,
@@ -246,9 +260,10 @@ def cmd_run(args):
                          "--runs independent")
     coupled = {None: True if args.coupled else None, "coupled": True,
                "independent": False}[args.runs]
-    command = reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                args.seed, args.mode, witness, args.pair, coupled, args.backend,
-                                stop_early)
+    command = (command_at(args.trials) if refit else
+               reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
+                                 args.seed, args.mode, witness, args.pair, coupled, args.backend,
+                                 stop_early))
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:
@@ -257,7 +272,8 @@ def cmd_run(args):
                                      claim=claim, command=command, modes=args.mode,
                                      executor=ex, progress=reporter, witness=witness,
                                      pairs=args.pair, coupled=coupled,
-                                     backend=args.backend, stop_early=stop_early)
+                                     backend=args.backend, stop_early=stop_early,
+                                     refit=refit)
         except KeyboardInterrupt as exc:   # Ctrl-C or SIGTERM: main prints one line
             note_kept_chunks(exc, ex.store)
             raise

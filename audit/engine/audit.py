@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import shlex
 import time
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -72,7 +72,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                     witness: Optional[bool] = None,
                     pairs: Optional[Sequence[str]] = None,
                     coupled: Optional[bool] = None, backend: str = "numpy",
-                    stop_early: Optional[bool] = None) -> AuditResult:
+                    stop_early: Optional[bool] = None,
+                    refit: Optional[Callable] = None) -> AuditResult:
     """Audit ``alg`` against ``claim`` (its own by default): black-box on every
     attack's pairs, plus the white-box modes wherever the algorithm supports
     them (``modes`` restricts both).  ``witness`` adds a learned witness to
@@ -91,7 +92,10 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     stops reading its held-out blocks once it certifies a violation
     (True; a sequential test, valid at whichever look it stops) or reads
     them all (False); None, the default: for code run one Python call per
-    run, whose runs cost time.
+    run, whose runs cost time.  ``refit(scenarios)``, when given, may
+    change the budget once the pairs are known: it returns None or
+    (``trials``, ``command``) (the CLI's budget fitted to a time,
+    ``audit.engine.budget.refitted_trials``).
 
     ``executor`` (default: ``jobs`` local processes, nothing kept) may send
     the chunks to a Dask cluster and keep completed chunks in a store, keyed
@@ -133,6 +137,9 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             attacks is None and "black-box" in wanted and SEARCH not in names))
     check_scenarios(scenarios, claim)
     unseeded = check_randomness(scenarios, progress)
+    refitted = refit(scenarios) if refit is not None else None
+    if refitted is not None:
+        trials, command = refitted
     blocking = check_blocks(scenarios, coupled, unseeded) if "black-box" in wanted else {}
     white = [[m for m in applicable_modes(sc) if m in wanted] for sc in scenarios]
     not_reproducible = next(iter(unseeded.values()), None)
@@ -211,6 +218,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
             r.rests_on = rests_on(checks_of.get(e.index, []), r.kind) or r.rests_on
             r.notes = list(getattr(e.scenario, "white_box_notes", ())) + list(r.notes)
     disagreements = reconcile(evidence, results)
+    erred = supersede_above_exact(evidence, results)
     n_tests = sum(e.shares for e in evidence)
     elapsed = time.perf_counter() - start
     command = command or reproduce_command(alg.name, {}, names, trials, confidence, seed, modes,
@@ -222,7 +230,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        + ((f"they need the code's own draws, and {not_reproducible}",)
                           if left_out else ()) + disagreements,
                        notes=tuple(audit_notes(alg, claim, scenarios, black)
-                                   + blocks_notes(scenarios, blocking)),
+                                   + blocks_notes(scenarios, blocking) + erred),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command),
@@ -389,6 +397,44 @@ def reconcile(evidence, results) -> tuple:
         out.append(f"the declared model of {declared.attack} gives more than the trace of the "
                    f"code's own draws (ε {a:.6g} vs {b:.6g}): its figures are not used")
     return tuple(out)
+
+
+def supersede_above_exact(evidence, results) -> list:
+    """A black-box bound above its pair's exact ε is known to have erred.
+
+    The replay of a finite output law (cells of the code's uniform draws,
+    the law confirmed by re-executing the code) gives the pair's exact ε
+    over every output the code returns; an event reads those outputs, so
+    its true log-ratio is at most that, and a lower bound above it is one
+    of the errors its confidence allows (a pair whose true ε equals the
+    claim is certified above it in up to α of audits).  Such a bound
+    decides nothing — neither the verdict nor the audit's ε_lb —, and the
+    exact figure stands; it is shown with a note.  Dropping a bound known
+    to be wrong only removes false findings: where the pair's exact ε is
+    above the claim, the exact result itself is the violation.  Returns
+    the audit's notes, one per bound."""
+    exact: dict = {}
+    for e, r in zip(evidence, results):
+        details = getattr(r, "details", None) or {}
+        if r.kind == "replay" and r.exact and not r.informational and "cells" in details \
+                and "confirmed_by_reexecution" in details:
+            exact[e.index] = max(exact.get(e.index, 0.0), r.per_record_lower_bound)
+    notes = []
+    for e, r in zip(evidence, results):
+        top = exact.get(e.index)
+        if r.kind != "black-box" or top is None:
+            continue
+        bound = r.per_record_lower_bound
+        if not bound > top * (1 + AGREE) + 1e-9:
+            continue
+        r.superseded = (f"this bound, {bound:.6g}, is above the pair's exact ε {top:.6g} over "
+                        f"every output (white-box replay, confirmed by re-executing the code): "
+                        f"one of the errors its confidence allows; the exact figure stands")
+        r.notes = [r.superseded] + list(r.notes)
+        notes.append(f"the black-box bound on {r.label} ({bound:.6g}) lies above that pair's "
+                     f"exact ε ({top:.6g}, white-box replay): a statistical error of the kind its "
+                     f"confidence allows, so it decides nothing; the exact figure stands")
+    return notes
 
 
 def only_pairs(scenarios, labels: Sequence[str], name: str, skipped_search: bool = False) -> list:

@@ -112,12 +112,52 @@ def fitted_trials(alg: Algorithm, seconds: Optional[float]) -> int:
         alg.extra["pilot_share"] = share
     per = run * RUNS_PER_TRIAL / WORKERS
     fixed = FIXED_SECONDS + CHECK_RUNS * run + share * full_pilot
-    room = max(seconds - fixed, 0.0)
-    n = room / per if per > 0 else DEFAULT_TRIALS
-    trials = max([s for s in STEPS if s <= n] or [STEPS[0]])
+    trials = _step(seconds - fixed, per)
     if isinstance(alg.extra, dict):
         alg.extra["fitted_seconds"] = fixed + per * trials
+        alg.extra["fitted_fixed"] = fixed
     return trials
+
+
+def _step(room: float, per: float) -> int:
+    """The largest of ``STEPS`` whose runs, ``per`` seconds each, fit in
+    ``room`` seconds (the smallest if none does)."""
+    n = max(room, 0.0) / per if per > 0 else DEFAULT_TRIALS
+    return max([s for s in STEPS if s <= n] or [STEPS[0]])
+
+
+def refitted_trials(alg: Algorithm, seconds: Optional[float], scenarios, trials: int) -> int:
+    """Runs a side once the pairs are chosen, for an audit whose budget
+    ``fitted_trials`` fitted to ``seconds``: that figure assumed every pair
+    simulates the whole horizon, but the neighbour search simulates a pair
+    only up to the end of its window — 25 rounds of a horizon of 1 000 —,
+    so the runs of such pairs cost far less.  Each pair shorter than the
+    horizon is timed on ``SPEED_RUNS`` runs of its own losses (one
+    process), and the runs a side are those the pairs' measured cost fits
+    in the time left after the fixed part, never fewer than ``trials``
+    (the pilots already ran at that budget's share)."""
+    if not per_run_code(alg) or not isinstance(alg.extra, dict) \
+            or "fitted_fixed" not in alg.extra or not scenarios:
+        return trials
+    run = run_seconds(alg)
+    if all(sc.rounds >= alg.horizon and sc.algorithm is alg for sc in scenarios):
+        return trials
+    cost = 0.0
+    for sc in scenarios:
+        if sc.rounds >= alg.horizon and sc.algorithm is alg:
+            cost += run
+            continue
+        start = time.perf_counter()
+        simulate(sc.algorithm, sc.losses_a, SPEED_RUNS, np.random.default_rng(SPEED_STREAM),
+                 advice=sc.advice, rounds=sc.rounds)
+        cost += (time.perf_counter() - start) / SPEED_RUNS
+    # RUNS_PER_TRIAL is the work of two whole-horizon pairs: half of it a pair.
+    per = cost * RUNS_PER_TRIAL / 2 / WORKERS
+    seconds = DEFAULT_SECONDS if seconds is None else float(seconds)
+    fitted = max(trials, _step(seconds - alg.extra["fitted_fixed"], per))
+    if fitted != trials:
+        alg.extra["fitted_seconds"] = alg.extra["fitted_fixed"] + per * fitted
+    return fitted
 
 
 def over_time(alg: Algorithm, seconds: Optional[float], trials: int) -> Optional[str]:

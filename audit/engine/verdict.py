@@ -61,7 +61,8 @@ class AuditResult:
 
     @property
     def epsilon_lower_bound(self) -> float:
-        return max((r.per_record_lower_bound for r in self.results), default=0.0)
+        return max((r.per_record_lower_bound for r in self.results
+                    if not getattr(r, "superseded", None)), default=0.0)
 
     @property
     def max_detectable_epsilon(self) -> float:
@@ -280,7 +281,8 @@ def _attack_title(name: str, rs) -> str:
 
 
 def _counts_toward(r) -> bool:
-    return not r.informational and not getattr(r, "intermediate", False)
+    return not (r.informational or getattr(r, "intermediate", False)
+                or getattr(r, "superseded", None))
 
 
 def _deciding(rs):

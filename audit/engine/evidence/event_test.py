@@ -107,6 +107,10 @@ class EventTestResult(EvidenceResult):
     shares = 2          # one numerator lower bound, one denominator upper bound
     exact = False
     informational = False
+    # Why this bound is known to have erred, or None: it lies above the
+    # pair's exact ε over every output (``audit.engine.audit.
+    # supersede_above_exact``), so it decides nothing.
+    superseded = None
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -124,6 +128,8 @@ class EventTestResult(EvidenceResult):
 
     @property
     def violation(self) -> bool:
+        if self.superseded:
+            return False
         if self.epsilon_lower_bound > self.claim.epsilon:
             return True
         if self.claim.curve is None:    # ε_lb at the claim's δ says it all
