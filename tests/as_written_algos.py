@@ -745,3 +745,21 @@ def one_coin_bits_response(bits, epsilon=1.0):
     private at all."""
     keep = random.random() < _keep_probability(epsilon)
     return [b if keep else 1 - b for b in bits]
+
+
+class BitStream:
+    """Randomized response on each round's bit, released through
+    ``update(bit)``: ε-DP when one round's bit changes."""
+
+    def __init__(self, epsilon=1.0):
+        self.p = _keep_probability(epsilon)
+
+    def update(self, bit):
+        return bit if random.random() < self.p else 1 - bit
+
+
+class BuggyBitStream(BitStream):
+    """The same keeping each bit with e^2ε/(1 + e^2ε): 2ε-DP."""
+
+    def __init__(self, epsilon=1.0):
+        self.p = _keep_probability(2 * epsilon)

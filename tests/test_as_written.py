@@ -536,14 +536,16 @@ def test_a_budget_fitted_to_the_time_grows_once_the_pairs_are_known(tmp_path, mo
 @pytest.mark.parametrize("fn, why", [
     ("bit_response", "annotated bit: int"),
     ("plain_bit_response", "named as one value, bit"),
-    ("bits_response", "whole numbers on whole inputs and fractions on fractional ones")])
+    ("bits_response", "whole numbers on whole inputs and fractions on fractional ones"),
+    ("BitStream", "whole numbers on whole inputs and fractions on fractional ones")])
 def test_code_for_bits_is_audited_on_bits(fn, why):
     """Randomized response returns its bit or ``1 - bit``: over the reals
     it would "return" 0.38 on one side only, an exact violation of a
     correct program.  Code annotated as taking whole numbers, or seen to
     return whole numbers on whole inputs and fractions on fractional ones,
     is audited on the whole numbers of its range: every value is rounded
-    before the code sees it, and the summary says so."""
+    before the code sees it, and the summary says so — a function's input,
+    or a stream class's values."""
     alg = build(f"{MOD}:{fn}")
     assert why in alg.extra["input_note"] and "the whole numbers 0, 1" in alg.extra["input_note"]
     seen = set()
@@ -552,6 +554,16 @@ def test_code_for_bits_is_audited_on_bits(fn, why):
                                   seed)
         seen |= set(np.ravel(out).tolist())
     assert seen == {0, 1}
+
+
+@pytest.mark.parametrize("cls, violation", [("BitStream", False), ("BuggyBitStream", True)])
+def test_a_stream_class_of_bits_black_box(tmp_path, cls, violation):
+    """Randomized response through ``update(bit)``, audited on bits: the
+    correct one is consistent (over the reals it was a violation at ε_lb
+    5.9, 0.38 "returned" on one side only); its 2ε twin is a violation.
+    Seed 0, fixed streams."""
+    code, doc = _doc(tmp_path, cls, f"{MOD}:{cls}", "--trials", "5000")
+    assert code == (1 if violation else 0)
 
 
 @pytest.mark.parametrize("fn, violation", [("bit_response", False),

@@ -38,12 +38,13 @@ from algorithms.errors import UserCodeError
 from .binding import SPELLINGS, NAMING, bind, call_args, required_missing
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths, traced_runs
-from .functions import (ONE_VALUE_NAMES, READ_MAX_ROUNDS, SENSITIVITY_NAMES, annotated_number, clamped_range,
-                        function_learner, integer_annotation, looks_like_mechanism, outputs_of,
-                        probe, read_rounds, shape_of, whole_inputs)
+from .functions import (ONE_VALUE_NAMES, READ_MAX_ROUNDS, SENSITIVITY_NAMES, annotated_number,
+                        clamped_range, function_learner, looks_like_mechanism, outputs_of, probe,
+                        read_rounds, shape_of, whole_inputs)
+from .whole import integer_annotation
 from .methods import bound_method_function, method_function, whole_input_method
 from .environment import environment_learner, find_environment
-from .objects import class_learner, find_methods, probe_stream
+from .objects import class_learner, find_methods, probe_stream, whole_stream
 
 LEARNER_HORIZON, LEARNER_ARMS = 1000, 2
 MECHANISM_INPUTS = 10
@@ -201,36 +202,47 @@ def _runs(alg: Algorithm) -> bool:
         return False
 
 
-def _whole_domain(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, path: str):
-    """(shape, lo, hi, note): a function taking whole numbers or truth
-    values — so annotated (``bit: int``, ``flags: list[bool]``), or so
-    observed (``functions.whole_inputs``: randomized response returning its
-    bit) — is audited on them: its inputs are the whole numbers in the
-    range, each value rounded to the nearest before the code sees it, so a
-    pair of neighbours is a pair of neighbouring whole-number inputs.  An
-    input annotated as a float is audited over the reals."""
-    kind = integer_annotation(fn, shape.input)
-    why = f"its input is annotated {shape.input}: {kind}" if kind else None
-    if kind is None and annotated_number(fn, shape.input) not in ("int", None):
-        return shape, lo, hi, None
+def _whole_domain(fn, name: str, detect, lo: float, hi: float, path: str):
+    """(kind, lo, hi, note): code taking whole numbers or truth values —
+    its input ``name`` of ``fn`` so annotated (``bit: int``,
+    ``flags: list[bool]``), or so observed (``detect()``, one of
+    ``whole.whole_number_code``'s reasons: randomized response returning
+    its bit) — is audited on them (``whole``): kind "int" or "bool", the
+    range's whole ends; else (None, lo, hi, None).  An input annotated as
+    a float is audited over the reals."""
+    kind = integer_annotation(fn, name)
+    why = f"its input is annotated {name}: {kind}" if kind else None
+    if kind is None and annotated_number(fn, name) not in ("int", None):
+        return None, lo, hi, None
     if kind is None:
-        why = whole_inputs(fn, shape, kwargs, T, K, lo, hi, path.partition(":")[2] or path)
+        why = detect()
         kind = "int" if why else None
     if kind is None:
-        return shape, lo, hi, None
+        return None, lo, hi, None
     low, high = (0, 1) if kind == "bool" else (math.ceil(lo), math.floor(hi))
     if high <= low or kind == "bool" and (lo, hi) != (0.0, 1.0):
-        raise ValueError(f"{path}: its input {shape.input} is annotated {kind}, and the input "
-                         f"range [{lo:g}, {hi:g}] " + (
-                             "is not [0, 1]" if kind == "bool" else
-                             "holds fewer than two whole numbers") +
+        raise ValueError(f"{path}: its input {name} is annotated {kind}, and the input range "
+                         f"[{lo:g}, {hi:g}] " + ("is not [0, 1]" if kind == "bool" else
+                                                  "holds fewer than two whole numbers") +
                          ": give --input-range LO,HI")
     values = ("the truth values False and True" if kind == "bool" else
               f"the whole numbers {low}, {high}" if high == low + 1 else
               f"the whole numbers {low} to {high}")
-    return (replace(shape, integers=kind), float(low), float(high),
+    return (kind, float(low), float(high),
             f"{why}: audited on {values} (each value rounded to the nearest before the code "
-            f"sees it; annotate it {shape.input}: float to audit it over the reals)")
+            f"sees it; annotate it {name}: float to audit it over the reals)")
+
+
+def _stream_value_name(cls, m) -> Optional[str]:
+    """The parameter of a stream class's update method that takes the
+    round's value (after ``self``, and the round's index where it takes
+    one)."""
+    try:
+        names = list(inspect.signature(getattr(cls, m.update)).parameters)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    names = names[1 + bool(m.update_round):]
+    return names[0] if names else None
 
 
 def _input_note(read_note, range_from: str, *more) -> Optional[str]:
@@ -418,7 +430,18 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
                           f"the whole range)")
     whole_note = None
     if not is_class:
-        shape, lo, hi, whole_note = _whole_domain(obj, shape, kwargs, T, K, lo, hi, path)
+        kind, lo, hi, whole_note = _whole_domain(
+            obj, shape.input, lambda: whole_inputs(obj, shape, kwargs, T, K, lo, hi, attr),
+            lo, hi, path)
+        shape = replace(shape, integers=kind)
+    elif m is not None and m.kind == "stream" and K == 1:
+        name = _stream_value_name(obj, m)
+        if name is not None:
+            kind, lo, hi, whole_note = _whole_domain(
+                getattr(obj, m.update), name,
+                lambda: whole_stream(obj, kwargs, b.seed, b.seed_is_generator, m, T, lo, hi,
+                                     attr), lo, hi, path)
+            m = replace(m, whole=kind)
     # The claim: the caller's, else the code's attributes, else what it is built with.
     declared_eps, declared_delta = _attr(obj, "claim_epsilon"), _attr(obj, "claim_delta")
     c_eps = claim_epsilon if claim_epsilon is not None else (

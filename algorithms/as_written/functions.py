@@ -33,13 +33,10 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 """
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import inspect
 import math
-import re
 import time
-import typing
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -51,6 +48,7 @@ from algorithms.errors import UserCodeError
 from .binding import SEED_SPELLINGS, SPELLINGS
 from .capture import Streams
 from .outputs import OutputForm, form_of, leaves
+from .whole import WHOLE_RUNS, WHOLE_STREAM, rounded, whole_number_code
 
 # Names of a generator parameter: the seeds' spellings and ``prng``.
 RNG_NAMES = SEED_SPELLINGS + ("prng",)
@@ -203,88 +201,16 @@ def annotated_number(fn, name: str) -> Optional[str]:
     return None
 
 
-_WHOLE_KINDS = {int: "int", "int": "int", bool: "bool", "bool": "bool"}
-_CONTAINED = re.compile(r"(?:typing\.)?(?:list|List|Sequence|tuple|Tuple|Iterable|"
-                        r"Collection)\[(int|bool)(?:, \.\.\.)?\]")
-
-
-def integer_annotation(fn, name: str) -> Optional[str]:
-    """"int" or "bool" where ``fn``'s parameter ``name`` is annotated as
-    whole numbers or truth values — ``bit: int``, ``flag: bool``,
-    ``bits: list[int]``, ``Sequence[bool]``, also as strings under
-    postponed annotations —, else None."""
-    try:
-        ann = inspect.signature(fn).parameters[name].annotation
-    except (TypeError, ValueError, KeyError):
-        return None
-    return _whole_kind(ann)
-
-
-def _whole_kind(ann) -> Optional[str]:
-    try:
-        if ann in _WHOLE_KINDS:
-            return _WHOLE_KINDS[ann]
-    except TypeError:               # an unhashable annotation
-        return None
-    if isinstance(ann, str):
-        m = _CONTAINED.fullmatch(ann.replace(" ", "").replace(",...", ", ..."))
-        return m.group(1) if m else None
-    args = [a for a in typing.get_args(ann) if a is not Ellipsis]
-    if typing.get_origin(ann) in (list, tuple, collections.abc.Sequence,
-                                  collections.abc.Iterable, collections.abc.Collection) \
-            and args and len({_whole_kind(a) for a in args}) == 1:
-        return _whole_kind(args[0])
-    return None
-
-
-WHOLE_RUNS = 32             # runs on each input of the check of whole-number code
-WHOLE_STREAM = 0x1E6E
-
-
-def _all_whole(outputs) -> bool:
-    """Whether every number among ``outputs`` is a whole one (a truth value
-    is; what is not a number says nothing about it)."""
-    for out in outputs:
-        for v in leaves(out):
-            if isinstance(v, float) and not (math.isfinite(v) and v.is_integer()):
-                return False
-            if isinstance(v, complex):
-                return False
-    return True
-
-
 def whole_inputs(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi: float,
                  where: str) -> Optional[str]:
-    """Why ``fn`` is code for whole-number inputs (bits, counts) rather than
-    values over the reals, or None: given whole numbers in [lo, hi] (its
-    ends, and a mix of them) it returns only whole numbers, and given
-    fractions it returns fractions — its output carries its input, as
-    randomized response returns its bit or ``1 - bit`` — or fails.  Such
-    code audited over the reals would be judged on inputs it was never
-    written for (randomized response "returning" 0.38 on one side only is
-    no leak of bits).  ``WHOLE_RUNS`` runs of each input on fixed streams."""
-    if not (float(lo).is_integer() and float(hi).is_integer() and hi > lo):
-        return None
+    """Why ``fn`` is code for whole-number inputs, or None
+    (``whole.whole_number_code``): ``WHOLE_RUNS`` runs of each input."""
     rng = np.random.default_rng(WHOLE_STREAM)
-    mixed = rng.integers(int(lo), int(hi) + 1, size=(T, K)).astype(float)
-    whole = [np.full((T, K), lo), np.full((T, K), hi), mixed]
-    # Fractions well inside the range and off every half (rounding ties).
-    frac = lo + (hi - lo) * (0.3 + 0.4 * rng.random((T, K)))
-    frac = np.where(np.abs(frac - np.rint(frac)) < 0.1, frac + 0.25, frac)
     as_ints = dataclasses.replace(shape, integers="int")
-    try:
-        for x in whole:
-            if not _all_whole(outputs_of(fn, as_ints, kwargs, x, WHOLE_RUNS, rng, where)):
-                return None
-    except (UserCodeError, ValueError):
-        return None
-    try:
-        outs = outputs_of(fn, shape, kwargs, frac, WHOLE_RUNS, rng, where)
-    except (UserCodeError, ValueError):
-        return "it runs on whole numbers and fails on fractions"
-    if _all_whole(outs):
-        return None
-    return "it returns whole numbers on whole inputs and fractions on fractional ones"
+
+    def outputs(x, ints):
+        return outputs_of(fn, as_ints if ints else shape, kwargs, x, WHOLE_RUNS, rng, where)
+    return whole_number_code(outputs, T, K, lo, hi, rng)
 
 
 def _call(fn, shape: Shape, x: np.ndarray, kw: dict):
@@ -316,8 +242,7 @@ def _input(losses: np.ndarray, shape: Shape):
     code that takes them (``shape.integers``)."""
     x = np.asarray(losses, dtype=float)
     x = x[:, 0].copy() if x.shape[1] == 1 else x.copy()
-    if shape.integers:
-        x = np.rint(x).astype(bool if shape.integers == "bool" else np.int64)
+    x = rounded(x, shape.integers)
     return x.flat[0].item() if shape.scalar else x
 
 

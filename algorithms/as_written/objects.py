@@ -50,6 +50,7 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import operator
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ from algorithms.errors import UserCodeError
 from . import capture
 from .capture import Streams
 from .outputs import StepForm, leaves, step_form
+from .whole import WHOLE_RUNS, WHOLE_STREAM, rounded, whole_number_code
 
 SELECT = ("select_arm", "choose_arm", "select_action", "choose_action", "get_action", "get_arm",
           "select", "choose", "pull", "act", "play", "next_arm", "predict", "recommend")
@@ -111,6 +113,9 @@ class Methods:
     update_round: bool = False      # update(t, …)
     update_arm: bool = True         # a bandit update receives the arm (else the value only)
     scalar_fallback: bool = False   # update(loss): a row, or the played arm's value if that fails
+    # A stream's values as whole numbers or truth values ("int", "bool"):
+    # rounded before the code sees them (``algorithms.as_written.whole``).
+    whole: Optional[str] = None
 
     def describe(self) -> str:
         fb = "losses" if self.losses else "rewards (reward = hi + lo − loss)"
@@ -414,8 +419,8 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
                         local.run = i
                         f(row.copy())
                 else:
-                    row = np.asarray(losses, dtype=float)
-                    value = float(row[0]) if row.size == 1 else row
+                    row = rounded(np.asarray(losses, dtype=float), methods.whole)
+                    value = row.flat[0].item() if row.size == 1 else row
                     outs = []
                     for i, f in enumerate(learns):
                         local.run = i
@@ -445,7 +450,8 @@ def class_learner(cls, kwargs: dict, seed: Optional[str], seed_is_generator: boo
         outs = []
         for row in np.asarray(losses, dtype=float):
             if methods.kind == "stream":
-                outs.append(leaves(learn(float(row[0]) if row.size == 1 else row.copy())))
+                value = rounded(row.copy(), methods.whole)
+                outs.append(leaves(learn(value.flat[0].item() if row.size == 1 else value)))
                 continue
             arm = choose()
             outs.append(arm)
@@ -470,6 +476,23 @@ def _numbers_of(state):
 
 PROBE_RUNS = 16
 PROBE_STREAM = 0x9B0BE
+
+
+def whole_stream(cls, kwargs: dict, seed, seed_is_generator: bool, methods: Methods, T: int,
+                 lo: float, hi: float, where: str) -> Optional[str]:
+    """Why a stream class is code for whole-number values, or None
+    (``whole.whole_number_code``, ``WHOLE_RUNS`` runs of each input)."""
+    as_ints = dataclasses.replace(methods, whole="int")
+    rng = np.random.default_rng(WHOLE_STREAM)
+
+    def outputs(x, ints):
+        learner = class_learner(cls, kwargs, seed, seed_is_generator,
+                                as_ints if ints else methods, 1, (lo, hi), where)
+        state = learner.init(WHOLE_RUNS, rng)
+        for row in x:
+            state = learner.feed(state, None, row, rng)
+        return state.get("outputs", [])
+    return whole_number_code(outputs, T, 1, lo, hi, rng)
 
 
 def probe_stream(cls, kwargs: dict, seed, seed_is_generator: bool, methods: Methods,
