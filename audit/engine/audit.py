@@ -402,9 +402,13 @@ def reconcile(evidence, results) -> tuple:
 def supersede_above_exact(evidence, results) -> list:
     """A black-box bound above its pair's exact ε is known to have erred.
 
-    The replay of a finite output law (cells of the code's uniform draws,
-    the law confirmed by re-executing the code) gives the pair's exact ε
-    over every output the code returns; an event reads those outputs, so
+    The replay of a finite output law — cells of the code's uniform draws,
+    or the paths of comparisons of its continuous draws (certified
+    integrals, their slack far below ``AGREE``), confirmed by re-executing
+    the code — gives the pair's exact ε over every output the code
+    returns (a discrete one: an event on released doubles could read
+    their rounding, which a law over the reals does not see, so a release
+    supersedes nothing); an event reads those outputs, so
     its true log-ratio is at most that, and a lower bound above it is one
     of the errors its confidence allows (a pair whose true ε equals the
     claim is certified above it in up to α of audits).  Such a bound
@@ -416,8 +420,9 @@ def supersede_above_exact(evidence, results) -> list:
     exact: dict = {}
     for e, r in zip(evidence, results):
         details = getattr(r, "details", None) or {}
-        if r.kind == "replay" and r.exact and not r.informational and "cells" in details \
-                and "confirmed_by_reexecution" in details:
+        finite = ("cells" in details and "confirmed_by_reexecution" in details
+                  or details.get("structure") == "comparisons" and "reexecuted" in details)
+        if r.kind == "replay" and r.exact and not r.informational and finite:
             exact[e.index] = max(exact.get(e.index, 0.0), r.per_record_lower_bound)
     notes = []
     for e, r in zip(evidence, results):
