@@ -114,6 +114,37 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
     return alg
 
 
+def _drivable_instance(obj, methods, feedback, name) -> bool:
+    """Whether ``obj`` is an object of a user's class that the audit can
+    drive as a learner or a stream mechanism."""
+    from .as_written.instances import is_instance
+    from .as_written.objects import find_methods
+    if not is_instance(obj):
+        return False
+    try:
+        find_methods(type(obj), methods, name, feedback)
+        return True
+    except ValueError:
+        return False
+
+
+def _built_already(name, obj, names, epsilon, delta, arms, params) -> None:
+    """Refuse the flags that would build an object anew: its ε, δ,
+    parameters and (where it says) arms are its own."""
+    from .as_written.instances import arms_of
+    cls = type(obj)
+    given = [f for f, v in ((names["epsilon"], epsilon), (names["delta"], delta)) if v is not None]
+    given += [names["param_name"].format(name=k) for k in params or {}]
+    own = arms_of(obj)
+    if arms is not None and own is not None and arms != own[1]:
+        given.append(f"{names['K']} {arms} (it has {own[1]}: {own[0]})")
+    if given:
+        raise ValueError(f"{given[0]}: {name} is an object the module built already, with its "
+                         f"own ε, δ, parameters and arms; audit its class "
+                         f"({cls.__module__}:{cls.__qualname__}) to build it with others, or give "
+                         f"{names['claim_epsilon'] or 'a claim'} to judge it against another claim")
+
+
 class Rebuild:
     """``algorithms.build`` of one algorithm with the flags it was built
     with, some of them changed: ``Rebuild(name, **flags)(horizon=2)``.
@@ -161,6 +192,12 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
         from .as_written.methods import whole_input_method
         if not callable(obj) and whole_input_method(type(obj)):
             obj = getattr(obj, whole_input_method(type(obj)))     # an instance: its m(a, n)
+        elif not callable(obj) and _drivable_instance(obj, methods, feedback, name):
+            # A learner built in the module (``agent = DPUCB(5, eps=1)``): a
+            # fresh copy of it per run.
+            from .as_written.instances import copies_of
+            _built_already(name, obj, names, epsilon, delta, arms, params)
+            obj = copies_of(obj, name)
         if not callable(obj):
             raise ValueError(f"algorithm {name!r} is neither an Algorithm, a factory returning "
                              "one, a class nor a mechanism function")

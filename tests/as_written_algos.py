@@ -763,3 +763,19 @@ class BuggyBitStream(BitStream):
 
     def __init__(self, epsilon=1.0):
         self.p = _keep_probability(2 * epsilon)
+
+
+class HorizonGreedy(NoisyEpsGreedy):
+    """``NoisyEpsGreedy`` that states its horizon, as objects built for one
+    experiment do."""
+
+    def __init__(self, n_arms, epsilon, horizon, seed=None):
+        super().__init__(n_arms, epsilon, seed)
+        self.horizon, self.epsilon = horizon, epsilon
+
+
+# Learners the module builds once, each holding a seeded generator: audited
+# as ``module:agent``, one fresh copy per run, re-seeded (the second keeps
+# no ε of its own: its audit is given the claim).
+agent = HorizonGreedy(2, 1.0, horizon=5, seed=7)
+buggy_agent = BuggyNoisyEpsGreedy(3, 1.0, seed=7)

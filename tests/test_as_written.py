@@ -599,3 +599,27 @@ def test_a_black_box_bound_above_its_pairs_exact_epsilon_decides_nothing(tmp_pat
     assert above and all(a["verdict"] == "consistent" for a in above)
     assert all(a["notes"][0].startswith("this bound") for a in above)
     assert any("lies above that pair's exact ε" in n for n in doc["notes"])
+
+
+@pytest.mark.parametrize("name, buggy", [("agent", False), ("buggy_agent", True)])
+def test_a_learner_the_module_built_is_audited_one_copy_per_run(tmp_path, name, buggy):
+    """``mymod:agent``, an object built in the module, is audited one fresh
+    copy per run, the generator it holds re-seeded from the run's seed (the
+    runs differ, and the same seed gives the same runs); its ε, horizon and
+    arms are its own, and the flags that would build it anew are refused.
+    The verdicts at the budgets of ``test_a_class_as_written`` (same
+    learners, same error probabilities)."""
+    claim = ["--claim-epsilon", "1"] if buggy else []
+    alg = build(f"{MOD}:{name}", claim_epsilon=1.0 if buggy else None)
+    assert alg.claim.epsilon == 1.0
+    assert buggy or f"the ε {name} was built with ({name}.epsilon = 1)" in alg.claim.source
+    assert (alg.horizon, alg.n_arms) == ((5, 2) if name == "agent" else (1000, 3))
+    runs = [simulate(alg, alg.midpoint(), 8, np.random.default_rng(3)).actions
+            for _ in range(2)]
+    assert np.array_equal(runs[0], runs[1]) and len({tuple(r) for r in runs[0]}) > 1
+    args = [f"{MOD}:{name}", *claim, "--horizon", "5", "--jobs", "1",
+            "--confidence", "0.95" if buggy else "0.999", "--trials", "5000" if buggy else "2000"]
+    code, _ = _doc(tmp_path, name, *args)
+    assert code == (1 if buggy else 0)
+    assert main(["run", f"{MOD}:{name}", "--epsilon", "2"]) == 2
+    assert main(["run", f"{MOD}:{name}", "--arms", "4"]) == 2

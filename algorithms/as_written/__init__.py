@@ -507,7 +507,8 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
              "code_labels": labels, "per_run_calls": per_run,
-             "input_note": _input_note(read_note, range_from, sensitivity_note, whole_note),
+             "input_note": _input_note(read_note, range_from, sensitivity_note, whole_note,
+                                       _attr(obj, "built_note") if is_class else None),
              "environment": env.hook if env is not None else None}
     if is_class and mechanism:
         # A stream class reads one input a round and releases a value: its

@@ -134,7 +134,9 @@ def setting(alg: Algorithm) -> str:
     lo, hi = alg.loss_range
     if (lo, hi) != (0.0, 1.0):
         parts.append(f"losses in {_range(alg)}")
-    return ", ".join(parts)
+    extra = alg.extra if isinstance(alg.extra, dict) else {}
+    note = extra.get("input_note")
+    return ", ".join(parts) + (f" ({note})" if note else "")
 
 
 def relation_text(alg: Algorithm, claim) -> str:
