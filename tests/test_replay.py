@@ -696,3 +696,26 @@ def test_a_cheap_replay_gets_its_pair_optimised_by_default_and_a_costly_one_not(
     assert alg.default_attacks == () and replay_applies(alg)
     with pytest.raises(ReplayRefused, match="re-execute the code 1,435,648 times"):
         output_law(alg, np.full((10, 1), 0.5))
+
+
+def test_only_a_kept_generator_that_drew_refuses_the_replay():
+    """The replay refuses where a numpy generator alive before it drew
+    during it (randomness it does not choose); a generator freed in between
+    — the garbage collector frees cycles at any moment, as it did after an
+    audit of objects copied per run — or built in between says nothing."""
+    import gc
+    from algorithms.replay.tracer import generator_states, kept_generator_drew
+
+    class Holder:
+        pass
+    kept = np.random.default_rng(1)
+    cycle = Holder()
+    cycle.rng, cycle.me = np.random.default_rng(2), cycle
+    before = generator_states()
+    del cycle
+    gc.collect()
+    fresh = np.random.default_rng(3)
+    fresh.random()
+    assert not kept_generator_drew(before)
+    kept.random()
+    assert kept_generator_drew(before)

@@ -1114,6 +1114,15 @@ def global_states():
             state["has_gauss"], state["gauss"])
 
 
+def kept_generator_drew(before: dict) -> bool:
+    """Whether a numpy bit generator alive at ``before``
+    (``generator_states``) and still alive has moved its state: a
+    generator the code keeps drew.  Generators freed or built in between
+    say nothing (the garbage collector frees cycles at any moment)."""
+    after = generator_states()
+    return any(after[k] != v for k, v in before.items() if k in after)
+
+
 def generator_states() -> dict:
     """The state of every numpy bit generator alive (by id): a generator
     the code keeps somewhere and draws from moves its state."""

@@ -27,7 +27,8 @@ from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
 from audit.engine.words import code_labels
 from algorithms.replay.law import log_ratio, output_law, pair_epsilon, replay_scope
-from algorithms.replay.tracer import ContinuousDraws, ReplayRefused, generator_states
+from algorithms.replay.tracer import (ContinuousDraws, ReplayRefused, generator_states,
+                                      kept_generator_drew)
 from audit.engine.evidence.traced import traced_pair, traced_result
 
 # The numerical margin of an exact log-ratio computed in floating point from
@@ -54,7 +55,7 @@ class ReplayEvidence(Evidence):
         try:
             before = generator_states()
             la, lb = output_law(alg, a, scope), output_law(alg, b, scope)
-            if generator_states() != before:
+            if kept_generator_drew(before):
                 raise ReplayRefused("a numpy generator the code keeps drew during the "
                                     "replay: randomness the replay does not choose")
             pair = pair_epsilon(la, lb)
