@@ -105,7 +105,10 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
         declared = RANGES.get(name)
     elif name not in REGISTRY:
         obj = load_user_object(name)
-        fixed = isinstance(obj, Algorithm)      # one object: nothing to rebuild
+        # One object (an Algorithm, or a learner the module built): its
+        # parameters are its own, nothing to rebuild at other ones.
+        from .as_written.instances import is_instance
+        fixed = isinstance(obj, Algorithm) or (not callable(obj) and is_instance(obj))
         if declared is None and not fixed:
             declared = getattr(obj, "claim_ranges", None)
     if declared is not None and not fixed:

@@ -66,7 +66,7 @@ INPUT_NAMES = ("queries", "query", "answers", "answer", "data", "database", "db"
 # ``bit`` or ``1 - bit`` of a whole vector at once is another mechanism.
 ONE_VALUE_NAMES = ("bit", "flag", "vote", "label", "value", "true_value", "answer",
                    "true_answer", "count", "true_count", "response", "score", "reward", "loss",
-                   "record", "secret", "datum", "item", "query", "sample")
+                   "record", "secret", "datum", "item", "query")
 # A required parameter so named gets the most one value changes between
 # neighbours where --param does not set it (``algorithms.as_written``); it
 # is never the generator.

@@ -34,7 +34,7 @@ HELD_STREAM = 0x0B1EC7
 # Attributes copied from the object onto the class of its copies, where
 # the audit reads them (its range and any claim it states).
 STATED = ("loss_range", "reward_range", "input_range", "relation", "max_change",
-          "floating_point", "claim_epsilon", "claim_delta", "claim_source", "claim_ranges")
+          "floating_point", "claim_epsilon", "claim_delta", "claim_source")
 
 
 def is_instance(obj) -> bool:

@@ -1116,22 +1116,24 @@ def global_states():
 
 def kept_generator_drew(before: dict) -> bool:
     """Whether a numpy bit generator alive at ``before``
-    (``generator_states``) and still alive has moved its state: a
-    generator the code keeps drew.  Generators freed or built in between
-    say nothing (the garbage collector frees cycles at any moment)."""
-    after = generator_states()
-    return any(after[k] != v for k, v in before.items() if k in after)
+    (``generator_states``, which holds them) has moved its state: a
+    generator the code keeps drew.  Generators built in between, or dropped
+    by their owners (the garbage collector frees cycles at any moment),
+    say nothing."""
+    return any(repr(gen.state) != state for gen, state in before.values())
 
 
 def generator_states() -> dict:
-    """The state of every numpy bit generator alive (by id): a generator
-    the code keeps somewhere and draws from moves its state."""
+    """Every numpy bit generator alive and its state (by id): a generator
+    the code keeps somewhere and draws from moves its state.  Each is held
+    with its state, so none of them is freed (and its id reused) while the
+    states are kept."""
     import gc
     out = {}
     for o in gc.get_objects():
         if isinstance(o, np.random.BitGenerator):
             try:
-                out[id(o)] = repr(o.state)
+                out[id(o)] = (o, repr(o.state))
             except Exception:   # noqa: BLE001 - an exotic bit generator: not compared
                 continue
     return out
