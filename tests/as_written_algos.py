@@ -779,3 +779,9 @@ class HorizonGreedy(NoisyEpsGreedy):
 # no ε of its own: its audit is given the claim).
 agent = HorizonGreedy(2, 1.0, horizon=5, seed=7)
 buggy_agent = BuggyNoisyEpsGreedy(3, 1.0, seed=7)
+
+
+def xor_bit_response(bit, epsilon=1.0):
+    """Warner's randomized response as ``bit ^ flip``: fails on a fraction
+    (``^`` takes whole numbers), ε-DP on bits."""
+    return bit ^ np.random.binomial(1, 1 / (1 + math.exp(epsilon)))

@@ -537,7 +537,8 @@ def test_a_budget_fitted_to_the_time_grows_once_the_pairs_are_known(tmp_path, mo
     ("bit_response", "annotated bit: int"),
     ("plain_bit_response", "named as one value, bit"),
     ("bits_response", "whole numbers on whole inputs and fractions on fractional ones"),
-    ("BitStream", "whole numbers on whole inputs and fractions on fractional ones")])
+    ("BitStream", "whole numbers on whole inputs and fractions on fractional ones"),
+    ("xor_bit_response", "runs on whole numbers and fails on fractions")])
 def test_code_for_bits_is_audited_on_bits(fn, why):
     """Randomized response returns its bit or ``1 - bit``: over the reals
     it would "return" 0.38 on one side only, an exact violation of a

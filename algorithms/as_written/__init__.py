@@ -139,12 +139,15 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
                                                 f"{shape.input}: {number}, and audited as one")
     if K == 1 and shape.size is None and shape.input in ONE_VALUE_NAMES:
         one = replace(shape, scalar=True)
-        try:
-            probe(fn, one, kwargs, _probe_inputs(1, 1, lo, hi), where)
-            return 1, one, (f"its input is named as one value, {shape.input}, and it runs on "
-                            f"one number: audited on one")
-        except (UserCodeError, ValueError):
-            pass
+        # On a plain number, or on a whole one (``bit ^ flip`` fails on a
+        # float; ``_whole_domain`` then finds it takes whole numbers).
+        for cand in (one, replace(one, integers="int")):
+            try:
+                probe(fn, cand, kwargs, _probe_inputs(1, 1, lo, hi), where)
+                return 1, one, (f"its input is named as one value, {shape.input}, and it runs "
+                                f"on one number: audited on one")
+            except (UserCodeError, ValueError):
+                continue
     if T > READ_MAX_ROUNDS:
         return T, shape, None
     read = read_rounds(fn, shape, kwargs, T, K, lo, hi, where)
