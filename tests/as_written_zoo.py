@@ -110,6 +110,39 @@ def rr_choices_bug(x, epsilon=EPS):
     return bit if keep else 1 - bit
 
 
+def bit_flip(bit, epsilon=EPS):
+    """Warner's randomized response on one bit, unannotated: keep with
+    p = e^ε/(1 + e^ε).  True ε = ε on bits; over the reals [0, 1] it would
+    "return" 0.38 on one input only (∞) — the audit must take it on bits."""
+    p = math.exp(epsilon) / (1 + math.exp(epsilon))
+    return bit if random.random() < p else 1 - bit
+
+
+def bit_flip_bug(bit, epsilon=EPS):
+    """The keep probability written with e^{2ε}: true ε = 2ε."""
+    p = math.exp(2 * epsilon) / (1 + math.exp(2 * epsilon))
+    return bit if random.random() < p else 1 - bit
+
+
+class BitFlipStream:
+    """Randomized response on each round's bit through ``update(bit)``,
+    one round changes: true ε = ε on bits."""
+
+    factor = 1.0
+
+    def __init__(self, epsilon=EPS):
+        self.p = math.exp(self.factor * epsilon) / (1 + math.exp(self.factor * epsilon))
+
+    def update(self, bit):
+        return bit if random.random() < self.p else 1 - bit
+
+
+class BitFlipStreamBug(BitFlipStream):
+    """Keeping each bit with e^{2ε}/(1 + e^{2ε}): true ε = 2ε."""
+
+    factor = 2.0
+
+
 def sum_laplace_imported(x, epsilon=EPS):
     """``from numpy.random import laplace``: the sum of the answers plus
     Lap(1/ε); one answer changes by at most 1: ε in real arithmetic, ∞ in
@@ -441,6 +474,8 @@ TRUE_EPSILON = {
     "snapping_laplace": SNAP_EPSILON,
     "scalar_laplace": math.inf, "scalar_gaussian": math.inf,
     "rr_choices": EPS, "rr_choices_bug": 2 * EPS,
+    "bit_flip": EPS, "bit_flip_bug": 2 * EPS,
+    "BitFlipStream": EPS, "BitFlipStreamBug": 2 * EPS,
     "sum_laplace_imported": math.inf, "mean_laplace_imported": math.inf,
     "FusedETC": ONCE, "FusedETCRedraw": REDRAW,
     "RoundExpMech": exp_mech_true_epsilon(0.5), "RoundExpMechBug": exp_mech_true_epsilon(1.0),
