@@ -35,7 +35,8 @@ import numpy as np
 from algorithms import imported_sources
 from algorithms.core import Algorithm, Claim
 from algorithms.errors import UserCodeError
-from .binding import SPELLINGS, NAMING, bind, call_args, required_missing
+from .binding import (SPELLINGS, NAMING, bind, call_args, positive_attribute,
+                      required_missing)
 from algorithms.replay import replay_cells
 from algorithms.replay.paths import trace_paths, traced_runs
 from .functions import (ONE_VALUE_NAMES, READ_MAX_ROUNDS, SENSITIVITY_NAMES, annotated_number,
@@ -74,12 +75,9 @@ def _owner_number(obj, names) -> Optional[tuple]:
     object a bound method belongs to (a library's mechanism object,
     ``mech.randomise``: ``mech.epsilon``, ``mech.sensitivity``), else None."""
     owner = getattr(obj, "__self__", None) if inspect.ismethod(obj) else None
-    for n in names if owner is not None and not inspect.isclass(owner) else ():
-        v = getattr(owner, n, None)
-        if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool) \
-                and np.isfinite(v) and v > 0:
-            return n, float(v)
-    return None
+    if owner is None or inspect.isclass(owner):
+        return None
+    return positive_attribute(owner, names)
 
 
 def _range(obj, where: str, given=None, bound=None) -> tuple:
@@ -214,14 +212,15 @@ def _whole_domain(fn, name: str, detect, lo: float, hi: float, path: str):
     range's whole ends; else (None, lo, hi, None).  An input annotated as
     a float is audited over the reals."""
     kind = integer_annotation(fn, name)
-    why = f"its input is annotated {name}: {kind}" if kind else None
-    if kind is None and annotated_number(fn, name) not in ("int", None):
+    if kind is not None:
+        why = f"its input is annotated {name}: {kind}"
+    elif annotated_number(fn, name) is not None:      # x: float
         return None, lo, hi, None
-    if kind is None:
+    else:
         why = detect()
-        kind = "int" if why else None
-    if kind is None:
-        return None, lo, hi, None
+        if why is None:
+            return None, lo, hi, None
+        kind = "int"
     low, high = (0, 1) if kind == "bool" else (math.ceil(lo), math.floor(hi))
     if high <= low or kind == "bool" and (lo, hi) != (0.0, 1.0):
         raise ValueError(f"{path}: its input {name} is annotated {kind}, and the input range "

@@ -14,6 +14,8 @@ May import: the standard library only.
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -164,3 +166,15 @@ def call_args(b: Binding, values: dict, extra: dict) -> tuple[list, dict]:
             args.append(by_name.pop(name))
     kwargs.update(by_name)
     return args, kwargs
+
+
+def positive_attribute(obj, names) -> Optional[tuple]:
+    """(name, value) of the first of ``names`` that ``obj`` holds as a
+    finite positive number (not a truth value; numpy's numbers too), else
+    None: an object's ``epsilon``, ``sensitivity``, ``horizon``."""
+    for n in names:
+        v = getattr(obj, n, None)
+        if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) \
+                and v > 0:
+            return n, float(v)
+    return None

@@ -27,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from .binding import SPELLINGS
+from .binding import SPELLINGS, positive_attribute
 from .capture import _ORIGINAL_RANDOM, _ORIGINAL_RANDOMSTATE
 
 HELD_STREAM = 0x0B1EC7
@@ -47,21 +47,12 @@ def is_instance(obj) -> bool:
                                             "algorithms", "audit")
 
 
-def _number(obj, names) -> Optional[tuple]:
-    for n in names:
-        v = getattr(obj, n, None)
-        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) \
-                and np.isfinite(v) and v > 0:
-            return n, v
-    return None
-
-
 def arms_of(obj) -> Optional[tuple]:
     """(where, K): the object's number of arms — an attribute so named
     (``n_arms``, ``k``, …), else the one length that every 1-D numeric
     array it holds shares (``self.sums = np.zeros(n_arms)``), at least 2 —
     or None."""
-    named = _number(obj, SPELLINGS["K"])
+    named = positive_attribute(obj, SPELLINGS["K"])
     if named is not None and float(named[1]).is_integer():
         return f"{named[0]} = {int(named[1])}", int(named[1])
     lengths = {len(v) for v in vars(obj).values()
@@ -99,7 +90,7 @@ def copies_of(obj, where: str):
     except Exception as exc:  # noqa: BLE001 - the user's object
         raise ValueError(f"{where} is an object that cannot be copied for each run "
                          f"({type(exc).__name__}: {exc}); audit its class instead") from None
-    T = _number(obj, SPELLINGS["T"])
+    T = positive_attribute(obj, SPELLINGS["T"])
     K = arms_of(obj)
 
     def __new__(klass, horizon=None, n_arms=None, seed=None):
@@ -124,15 +115,13 @@ def copies_of(obj, where: str):
         if hasattr(obj, a):
             body[a] = getattr(obj, a)
     name = where.partition(":")[2] or where
-    eps = _number(obj, ("claim_epsilon",) + SPELLINGS["epsilon"])
+    eps = positive_attribute(obj, ("claim_epsilon",) + SPELLINGS["epsilon"])
     if eps is not None and "claim_epsilon" not in body:
         body["claim_epsilon"] = float(eps[1])
         body["claim_source"] = f"the ε {name} was built with ({name}.{eps[0]} = {eps[1]:g})"
-        dlt = next(((n, getattr(obj, n)) for n in SPELLINGS["delta"]
-                    if isinstance(getattr(obj, n, None), (int, float, np.floating))
-                    and not isinstance(getattr(obj, n), bool)), None)
+        dlt = positive_attribute(obj, SPELLINGS["delta"])     # none: δ = 0
         if dlt is not None and "claim_delta" not in body:
-            body["claim_delta"] = float(dlt[1])
+            body["claim_delta"] = dlt[1]
     said = [f"its arms from {K[0]}" if K else None,
             f"its horizon from {T[0]} = {T[1]:g}" if T else None]
     body["built_note"] = ("one fresh copy per run of the object the module built, the "

@@ -219,7 +219,7 @@ def cmd_run(args):
                          "audit fitted to --time gives both)")
     if args.pilot_share is not None and isinstance(alg.extra, dict):
         alg.extra["pilot_share"] = args.pilot_share
-    refit = None
+    refit, share = None, None
     if args.trials is None:
         from audit.engine.budget import fitted_trials, over_time, refitted_trials
         with reporter.phase(f"timing {alg.name} to fit the budget", 1, "steps",
@@ -230,18 +230,8 @@ def cmd_run(args):
         if slow:
             import sys
             print(f"audit: warning: {slow}", file=sys.stderr)
-        from attacks.search import pilot_share, uncapped_pilot_share
+        from attacks.search import pilot_share
         share = pilot_share(alg, args.trials)
-
-        def command_at(trials):
-            # Where the time capped the search's pilot, or the budget grew
-            # once the pairs were known (``refit``), the pilot's share is no
-            # longer the one --trials gives: the command says it.
-            if share < uncapped_pilot_share(alg, trials):
-                echo["--pilot-share"] = f"{share:g}"
-            return reproduce_command(args.algorithm, echo, names, trials, args.confidence,
-                                     args.seed, args.mode, witness, args.pair, coupled,
-                                     args.backend, stop_early)
 
         def refit(scenarios):
             trials = refitted_trials(alg, args.time, scenarios, args.trials)
@@ -260,10 +250,19 @@ def cmd_run(args):
                          "--runs independent")
     coupled = {None: True if args.coupled else None, "coupled": True,
                "independent": False}[args.runs]
-    command = (command_at(args.trials) if refit else
-               reproduce_command(args.algorithm, echo, names, args.trials, args.confidence,
-                                 args.seed, args.mode, witness, args.pair, coupled, args.backend,
-                                 stop_early))
+
+    def command_at(trials):
+        # Where the time capped the search's pilot, or the budget grew once
+        # the pairs were known (``refit``), the pilot's share is no longer
+        # the one --trials gives: the command says it.
+        from attacks.search import uncapped_pilot_share
+        if share is not None and share < uncapped_pilot_share(alg, trials):
+            echo["--pilot-share"] = f"{share:g}"
+        return reproduce_command(args.algorithm, echo, names, trials, args.confidence,
+                                 args.seed, args.mode, witness, args.pair, coupled,
+                                 args.backend, stop_early)
+
+    command = command_at(args.trials)
     pruned = None
     with execution(args, args.jobs) as ex, reporting(reporter):
         try:

@@ -139,12 +139,15 @@ def refitted_trials(alg: Algorithm, seconds: Optional[float], scenarios, trials:
     if not per_run_code(alg) or not isinstance(alg.extra, dict) \
             or "fitted_fixed" not in alg.extra or not scenarios:
         return trials
-    run = run_seconds(alg)
-    if all(sc.rounds >= alg.horizon and sc.algorithm is alg for sc in scenarios):
+    def whole(sc):      # the runs the first fit assumed
+        return sc.rounds >= alg.horizon and sc.algorithm is alg
+
+    if all(map(whole, scenarios)):
         return trials
+    run = run_seconds(alg)
     cost = 0.0
     for sc in scenarios:
-        if sc.rounds >= alg.horizon and sc.algorithm is alg:
+        if whole(sc):
             cost += run
             continue
         start = time.perf_counter()

@@ -110,6 +110,8 @@ def setting(alg: Algorithm) -> str:
     rounds, K = 2 arms`` for a learner, ``a mechanism over 10 answers, each
     in [−10, 10]`` for a mechanism."""
     T, K = int(alg.horizon), int(alg.n_arms)
+    extra = alg.extra if isinstance(alg.extra, dict) else {}
+    note = extra.get("input_note")
     if is_mechanism(alg):
         unit = _unit(alg)
         if T == 1:
@@ -118,8 +120,6 @@ def setting(alg: Algorithm) -> str:
             what = _plural(T, unit) + " (one a round)"
         else:
             what = f"{_plural(T, 'round')} of {_plural(K, unit)}"
-        extra = alg.extra if isinstance(alg.extra, dict) else {}
-        note = extra.get("input_note")
         kind = "a stream mechanism" if unit == "input" else "a mechanism"
         releases = ", releasing a value each round" if unit == "input" and T > 1 else ""
         return (f"{kind} over {what}, each in {_range(alg)}{releases}"
@@ -134,8 +134,6 @@ def setting(alg: Algorithm) -> str:
     lo, hi = alg.loss_range
     if (lo, hi) != (0.0, 1.0):
         parts.append(f"losses in {_range(alg)}")
-    extra = alg.extra if isinstance(alg.extra, dict) else {}
-    note = extra.get("input_note")
     return ", ".join(parts) + (f" ({note})" if note else "")
 
 
