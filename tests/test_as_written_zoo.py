@@ -195,8 +195,10 @@ def test_a_pilot_the_time_capped_is_given_in_the_reproducing_command(tmp_path):
     assert pilot_share(alg, n) == cap
     out = tmp_path / "r.json"
     assert main(["run", f"{MOD}:FusedETC", "--horizon", "3", "--trials", "200",
-                 "--pilot-share", "0.25", "--attack", "search", "--no-store", "--quiet",
+                 "--pilot-share", "0.0625", "--attack", "search", "--no-store", "--quiet",
                  "--json", str(out)]) == 0
+    # ... and the command that reproduces that audit gives it again.
+    assert "--pilot-share 0.0625 " in json.loads(out.read_text())["reproduce"]
     assert main(["run", f"{MOD}:FusedETC", "--pilot-share", "0.25", "--no-store"]) == 2
 
 

@@ -219,7 +219,7 @@ def cmd_run(args):
                          "audit fitted to --time gives both)")
     if args.pilot_share is not None and isinstance(alg.extra, dict):
         alg.extra["pilot_share"] = args.pilot_share
-    refit, share = None, None
+    refit = None
     if args.trials is None:
         from audit.engine.budget import fitted_trials, over_time, refitted_trials
         with reporter.phase(f"timing {alg.name} to fit the budget", 1, "steps",
@@ -230,8 +230,6 @@ def cmd_run(args):
         if slow:
             import sys
             print(f"audit: warning: {slow}", file=sys.stderr)
-        from attacks.search import pilot_share
-        share = pilot_share(alg, args.trials)
 
         def refit(scenarios):
             trials = refitted_trials(alg, args.time, scenarios, args.trials)
@@ -239,6 +237,10 @@ def cmd_run(args):
                 return None
             args.trials = trials
             return trials, command_at(trials)
+    # The search pilot's share as this audit spends it: capped by the time
+    # it was fitted to, or by --pilot-share.
+    from attacks.search import pilot_share
+    share = pilot_share(alg, args.trials)
     args.pair = dedupe(args.pair)
     names = attack_names(alg, args.attack,
                          search=search_wanted(not args.mode or "black-box" in args.mode,
@@ -256,7 +258,7 @@ def cmd_run(args):
         # the pairs were known (``refit``), the pilot's share is no longer
         # the one --trials gives: the command says it.
         from attacks.search import uncapped_pilot_share
-        if share is not None and share < uncapped_pilot_share(alg, trials):
+        if share < uncapped_pilot_share(alg, trials):
             echo["--pilot-share"] = f"{share:g}"
         return reproduce_command(args.algorithm, echo, names, trials, args.confidence,
                                  args.seed, args.mode, witness, args.pair, coupled,
