@@ -785,3 +785,16 @@ def xor_bit_response(bit, epsilon=1.0):
     """Warner's randomized response as ``bit ^ flip``: fails on a fraction
     (``^`` takes whole numbers), ε-DP on bits."""
     return bit ^ np.random.binomial(1, 1 / (1 + math.exp(epsilon)))
+
+
+def first_above(queries, epsilon=1.0, threshold=0.5):
+    """A sparse vector declaring the relation of every answer changing
+    but not by how much: its audit needs ``max_change``."""
+    rho = np.random.laplace(0, 2 / epsilon)
+    for i, q in enumerate(queries):
+        if q + np.random.laplace(0, 4 / epsilon) >= threshold + rho:
+            return i
+    return -1
+
+
+first_above.relation = "bounded-all"

@@ -59,6 +59,12 @@ def test_a_size_flag_the_factory_does_not_take_is_an_error(capsys):
     assert "set with --horizon" in capsys.readouterr().err
 
 
+def test_every_answer_changing_without_a_bound_is_one_line_naming_the_attribute(capsys):
+    assert main(["run", f"{MOD}:first_above", "--no-store"]) == 2
+    err = capsys.readouterr().err
+    assert "set first_above.max_change = D" in err and err.count("\n") == 1
+
+
 # ------------------------------------------------------------- capture
 def test_global_randomness_is_per_run_and_restored():
     """Inside a batch each run draws from its own states; ``np.random.seed``

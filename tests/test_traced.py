@@ -118,6 +118,20 @@ def test_buggy_comparisons_are_exact_violations(name):
     assert res.verdict == "violation" and best.exact
 
 
+def test_a_sparse_vector_without_cutoff_over_ten_answers_is_traced_exactly():
+    """2¹⁰ output sequences, each its own path: the trace enumerates all
+    1 024 of each input (the default input's ten answers) and certifies
+    the pair's ε above the claim of 1 — below the 2.5 no pair can exceed
+    (``traced_algos.sparse_vector_no_cutoff``)."""
+    alg = _alg("sparse_vector_no_cutoff")
+    a = np.full((10, 1), 0.5)
+    b = np.array([[1.0], [0.0]] * 5)
+    got = traced_pair(alg, a, b, "output")
+    assert got.exact and got.details["structure"] == "comparisons"
+    assert 1.09 < got.epsilon < 1.1 and got.epsilon <= 2.5
+    assert len(traced_paths(alg, a).paths) == 1024
+
+
 def test_data_dependent_scale_is_refused_not_judged():
     res = _audit("data_dependent_scale")
     best = _best(res)

@@ -128,6 +128,18 @@ def above_threshold_no_query_noise(x, rng, epsilon=1.0, threshold=1.0):
     return -1
 
 
+def sparse_vector_no_cutoff(x, rng, epsilon=1.0, threshold=0.5):
+    """The sparse vector of ``above_threshold`` answering every answer
+    (⊤ or ⊥) with no cutoff after the first ⊤ (Lyu et al.'s flaw of
+    answering past c): each ⊤ spends ε/4 more, so its ε grows with the
+    number of answers — above 1 on ten answers in [0, 1] (``test_traced``
+    certifies 1.097 at one pair), at most 10·ε/4 = 2.5 (each answer's
+    Laplace(4/ε) noise moves its probability by at most e^(ε/4)).  Its
+    2¹⁰ output sequences are 1 024 paths."""
+    rho = rng.laplace(0.0, 2.0 / epsilon)
+    return [bool(q + rng.laplace(0.0, 4.0 / epsilon) >= threshold + rho) for q in np.ravel(x)]
+
+
 def noisy_argmax(x, rng, epsilon=1.0):
     """Report-noisy-max of the answers with Laplace(2/ε): ε-DP (the index)."""
     noisy = [q + rng.laplace(0.0, 2.0 / epsilon) for q in np.ravel(x)]
@@ -161,7 +173,8 @@ def data_dependent_scale(x, rng, epsilon=1.0):
 for _f, _e in ((laplace_sum, 0.5), (exponential_difference_sum, 0.5), (gaussian_sum, 0.5),
                (NoisyStream, 1.0), (ReusedNoiseCounter, 1.0), (TreeCounter, 1.0),
                (ShortTreeCounter, 1.0), (above_threshold, 1.0),
-               (above_threshold_no_query_noise, 1.0), (noisy_argmax, 1.0),
+               (above_threshold_no_query_noise, 1.0), (sparse_vector_no_cutoff, 1.0),
+               (noisy_argmax, 1.0),
                (noisy_argmax_half_noise, 1.0), (gumbel_max, 1.0), (noisy_threshold_test, 1.0),
                (data_dependent_scale, 1.0)):
     _f.claim_epsilon = _e
@@ -173,7 +186,7 @@ gaussian_sum_approx.floating_point = False
 gaussian_sum_approx.claim_epsilon = 0.5
 gaussian_sum_approx.claim_delta = 1e-5
 for _f in (noisy_argmax, noisy_argmax_half_noise, gumbel_max, above_threshold,
-           above_threshold_no_query_noise):
+           above_threshold_no_query_noise, sparse_vector_no_cutoff):
     _f.relation = "bounded-all"
     _f.max_change = 1.0
 
@@ -189,6 +202,8 @@ CASES = {
     "ShortTreeCounter": (8, 1, 4 / 3, "release"),
     "above_threshold": (4, 1, 1.0, "comparisons"),
     "above_threshold_no_query_noise": (4, 1, math.inf, "comparisons"),
+    # true ε above 1 and at most 2.5 (its docstring): not known exactly
+    "sparse_vector_no_cutoff": (10, 1, None, "comparisons"),
     "noisy_argmax": (1, 3, 1.0, "comparisons"),
     "noisy_argmax_half_noise": (1, 3, 2.0, "comparisons"),
     "gumbel_max": (1, 3, 1.0, "comparisons"),

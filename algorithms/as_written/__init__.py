@@ -492,6 +492,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
         output = "what the function returns"
     relation = _attr(obj, "relation", "one-round")
     max_change = _attr(obj, "max_change", clamp_step)
+    if relation == "bounded-all" and max_change is None:
+        # Claim's own message names its field; the user names an attribute.
+        raise ValueError(f"{path}: relation 'bounded-all' needs the most each value may "
+                         f"change between neighbours: set {attr}.max_change = D (a number > 0)")
     try:
         claim = Claim(float(c_eps), float(c_delta or 0.0), "actions", source, output=output,
                       relation=relation, max_change=max_change)

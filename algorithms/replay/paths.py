@@ -47,7 +47,7 @@ _GEN, _PCG = np.random.Generator, np.random.PCG64
 def _rng(seed):
     return _GEN(_PCG(seed))
 
-MAX_PATHS = 256             # paths of one input (a sparse vector without cutoff over 8 answers)
+MAX_PATHS = 1024            # paths of one input (a sparse vector without cutoff over 10 answers, the default input)
 PROBE_COMPARISONS = 512     # comparisons of noise in the probe's run
 MAX_VARS = 4096             # noise variables of one run
 BOX = 1e4                   # the reversing LP keeps standard values within ±BOX

@@ -203,16 +203,10 @@ class _Star:
         D = dlog_pdf(self.hub_law, r, side)
         dead = (side <= self.hub_lo) | (side >= self.hub_hi) | ~np.isfinite(L)
         for law, lows, ups in self.leaves:
-            lo, dlo = _envelope(lows, r, side, max)
-            hi, dhi = _envelope(ups, r, side, min)
-            lp = log_interval(law, lo, hi)
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                fh = np.where(np.isfinite(hi), np.exp(log_pdf(law, hi) - lp), 0.0)
-                fl = np.where(np.isfinite(lo), np.exp(log_pdf(law, lo) - lp), 0.0)
-                d = fh * dhi - fl * dlo
+            lp, d = _leaf_factor(law, tuple(lows), tuple(ups), r, side)
             dead |= ~np.isfinite(lp)
             L = L + lp
-            D = D + np.where(np.isfinite(d), d, 0.0)
+            D = D + d
         # where the integrand is below e^-700 (a Gumbel's far left, where its
         # log-density's slope overflows) it is taken as 0 — the bound above
         # adds back more than that region can hold (``FLOOR``)
@@ -230,6 +224,36 @@ class _Star:
     def pointwise(self, rows, points, side):
         L, D = self.eval(points, side)
         return L, D
+
+
+# The paths of one input share their leaves' factors: a sparse vector's
+# 2ⁿ paths differ only in which side of the threshold each answer fell,
+# so its 2n distinct factors are computed once on the grid they share.
+_FACTORS: dict = {}
+MAX_FACTORS = 512
+
+
+def _leaf_factor(law, lows: tuple, ups: tuple, r, side) -> tuple:
+    """ln P(leaf in its interval | hub = r) and its derivative in r, the
+    leaf's interval the envelope of ``lows`` and ``ups`` (memoised on the
+    exact arguments: a pure function of them)."""
+    key = (law, lows, ups, r.shape, r.tobytes(), side.tobytes())
+    got = _FACTORS.get(key)
+    if got is None:
+        lo, dlo = _envelope(list(lows), r, side, max)
+        hi, dhi = _envelope(list(ups), r, side, min)
+        lp = log_interval(law, lo, hi)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            fh = np.where(np.isfinite(hi), np.exp(log_pdf(law, hi) - lp), 0.0)
+            fl = np.where(np.isfinite(lo), np.exp(log_pdf(law, lo) - lp), 0.0)
+            d = fh * dhi - fl * dlo
+        got = (lp, np.where(np.isfinite(d), d, 0.0))
+        for a in got:
+            a.flags.writeable = False
+        if len(_FACTORS) >= MAX_FACTORS:
+            _FACTORS.clear()
+        _FACTORS[key] = got
+    return got
 
 
 def _envelope(lines, r, side, pick):
