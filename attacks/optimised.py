@@ -39,6 +39,7 @@ from ``audit``).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,9 +181,14 @@ def optimise(alg: Algorithm, objective, budget: int = BUDGET, starts: int = STAR
                     found["v"], found["x"] = w, np.array(z, dtype=float)
                 return -w
 
-            minimize(f, x, method="Powell", bounds=bounds,
-                     options={"maxfev": min(POLISH, budget - trace.evaluations), "xtol": 1e-4,
-                              "ftol": 1e-7})
+            # An objective of −∞ (a pair no output separates) makes Powell's
+            # line search subtract infinities: scipy's warning is ours, not
+            # the user's, and the step it spoils is simply not kept.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                minimize(f, x, method="Powell", bounds=bounds,
+                         options={"maxfev": min(POLISH, budget - trace.evaluations),
+                                  "xtol": 1e-4, "ftol": 1e-7})
             x, v = found["x"], found["v"]
         if v > best[0]:
             best = (v, name, *pair(x))

@@ -70,11 +70,17 @@ def with_ranked_unions(family, labels, sel_a, sel_b, hold_a, hold_b):
         if size < MIN_BLOCK:
             continue
         idx = np.arange(start, start + size)
+        # Outputs neither side gave in the selection half rank nowhere: a
+        # union holding them has the counts of one without them (and a
+        # label naming outputs never seen).
+        idx = idx[arrays[0][idx] + arrays[1][idx] > 0]
+        if idx.size < MIN_BLOCK:
+            continue
         a, b = arrays[0][idx], arrays[1][idx]
         ratio = np.log((a + 0.5) / (b + 0.5))
         for sign, towards in ((1.0, "ℓ"), (-1.0, "ℓ′")):
             order = idx[np.lexsort((idx, -sign * ratio))]     # stable: ties by position
-            for k in range(2, min(size - 1, MAX_MEMBERS) + 1):
+            for k in range(2, min(idx.size - 1, MAX_MEMBERS) + 1):
                 members = tuple(int(i) for i in order[:k])
                 key = frozenset(members)
                 if key in seen:
