@@ -83,7 +83,8 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
           params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
           naming: str = "cli", methods: Optional[str] = None,
           feedback: Optional[str] = None, input_range=None,
-          environment: Optional[str] = None) -> Algorithm:
+          environment: Optional[str] = None, relation: Optional[str] = None,
+          max_change=None) -> Algorithm:
     """``_build`` (below), and what the neighbour search needs to sweep the
     parameters the claim quantifies over (``algorithms.claim_ranges``):
     ``extra["claim_ranges"]`` (a registered algorithm's from
@@ -92,13 +93,15 @@ def build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta=
     same build with the same flags at other values."""
     from .claim_ranges import RANGES, parse_ranges
     alg = _build(name, horizon, arms, experts, epsilon, delta, params, claim_epsilon,
-                 claim_delta, naming, methods, feedback, input_range, environment)
+                 claim_delta, naming, methods, feedback, input_range, environment, relation,
+                 max_change)
     if not isinstance(alg.extra, dict):
         return alg
     flags = {"horizon": horizon, "arms": arms, "experts": experts, "epsilon": epsilon,
              "delta": delta, "params": dict(params or {}), "claim_epsilon": claim_epsilon,
              "claim_delta": claim_delta, "naming": naming, "methods": methods,
-             "feedback": feedback, "input_range": input_range, "environment": environment}
+             "feedback": feedback, "input_range": input_range, "environment": environment,
+             "relation": relation, "max_change": max_change}
     declared = alg.extra.get("claim_ranges")
     fixed = False
     if declared is None and name in REGISTRY:
@@ -172,7 +175,8 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
            params: Optional[dict] = None, claim_epsilon=None, claim_delta=None,
            naming: str = "cli", methods: Optional[str] = None,
            feedback: Optional[str] = None, input_range=None,
-          environment: Optional[str] = None) -> Algorithm:
+           environment: Optional[str] = None, relation: Optional[str] = None,
+           max_change=None) -> Algorithm:
     """Build a registered algorithm, or a user's ``package.module:attribute``:
     either an ``Algorithm`` or a factory ``f(T, K, N, epsilon, delta,
     **params)``.
@@ -210,16 +214,17 @@ def _build(name: str, horizon=None, arms=None, experts=None, epsilon=None, delta
             try:
                 return as_algorithm(obj, name, horizon, arms, experts, epsilon, delta, params,
                                     claim_epsilon, claim_delta, names, methods, feedback,
-                                    input_range, environment)
+                                    input_range, environment, relation, max_change)
             except ReturnedAnAlgorithm:
                 pass        # a factory whose parameters read like a mechanism's
         _only_as_written(names, f"{name} is a factory", methods=methods, feedback=feedback,
-                         input_range=input_range, environment=environment)
+                         input_range=input_range, environment=environment, relation=relation,
+                         max_change=max_change)
         return _build_user(name, obj, horizon, arms, experts, epsilon, delta, params, names,
                            claim_epsilon, claim_delta)
     _only_as_written(names, f"{name} is registered (its loss class is part of its claim)",
                      methods=methods, feedback=feedback, input_range=input_range,
-                     environment=environment)
+                     environment=environment, relation=relation, max_change=max_change)
     kwargs = {"T": entry.horizon if horizon is None else horizon,
               "K": entry.arms if arms is None else arms}
     if entry.experts is not None:

@@ -59,10 +59,22 @@ def test_a_size_flag_the_factory_does_not_take_is_an_error(capsys):
     assert "set with --horizon" in capsys.readouterr().err
 
 
-def test_every_answer_changing_without_a_bound_is_one_line_naming_the_attribute(capsys):
+def test_the_neighbouring_relation_is_the_codes_or_the_flags(capsys):
+    """``relation = "bounded-all"`` with no bound: one line naming the flag
+    and the attribute; ``--relation``/``--max-change`` give the relation to
+    code that declares none, and apply to code as written only."""
     assert main(["run", f"{MOD}:first_above", "--no-store"]) == 2
     err = capsys.readouterr().err
-    assert "set first_above.max_change = D" in err and err.count("\n") == 1
+    assert "pass --max-change D or set first_above.max_change = D" in err
+    assert err.count("\n") == 1
+    alg = build(f"{MOD}:first_above", max_change=0.5)
+    assert (alg.claim.relation, alg.claim.max_change) == ("bounded-all", 0.5)
+    alg = build(f"{MOD}:xor_bit_response", relation="bounded-all", max_change=1.0)
+    assert (alg.claim.relation, alg.claim.max_change) == ("bounded-all", 1.0)
+    assert build(f"{MOD}:xor_bit_response").claim.relation == "one-round"
+    assert main(["run", "laplace", "--relation", "bounded-all"]) == 2
+    assert "--relation applies to code audited as written" in capsys.readouterr().err
+    assert main(["run", f"{MOD}:first_above", "--max-change", "-1"]) == 2
 
 
 # ------------------------------------------------------------- capture

@@ -283,13 +283,16 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
                  delta=None, params: Optional[dict] = None, claim_epsilon=None,
                  claim_delta=None, names: Optional[dict] = None,
                  methods: Optional[str] = None, feedback: Optional[str] = None,
-                 input_range=None, environment: Optional[str] = None) -> Algorithm:
+                 input_range=None, environment: Optional[str] = None,
+                 relation: Optional[str] = None, max_change=None) -> Algorithm:
     """The ``Algorithm`` auditing ``obj`` (a class or a mechanism function
     at ``path``, ``package.module:attribute``) as written.  ``names`` words
     errors after the caller's flags (``algorithms.registry.NAMING``).
     ``input_range`` (lo, hi) overrides the code's own range attributes;
     ``environment`` names the method or constructor parameter through which
-    a class draws its own rewards (``environment``)."""
+    a class draws its own rewards (``environment``); ``relation`` and
+    ``max_change`` the neighbouring relation, over the code's own
+    ``relation`` and ``max_change`` attributes."""
     names = names or NAMING["cli"]
     params = dict(params or {})
     attr = path.partition(":")[2] or path
@@ -490,12 +493,13 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
         learner = function_learner(obj, shape, kwargs, form, attr)
         how = f"{shape.describe()}; output: {form.describe()}"
         output = "what the function returns"
-    relation = _attr(obj, "relation", "one-round")
-    max_change = _attr(obj, "max_change", clamp_step)
+    relation = relation or _attr(obj, "relation", "one-round")
+    max_change = max_change if max_change is not None else _attr(obj, "max_change", clamp_step)
     if relation == "bounded-all" and max_change is None:
-        # Claim's own message names its field; the user names an attribute.
+        # Claim's own message names its field; the user names an attribute or a flag.
         raise ValueError(f"{path}: relation 'bounded-all' needs the most each value may "
-                         f"change between neighbours: set {attr}.max_change = D (a number > 0)")
+                         f"change between neighbours: pass {names['max_change']} D or set "
+                         f"{attr}.max_change = D (a number > 0)")
     try:
         claim = Claim(float(c_eps), float(c_delta or 0.0), "actions", source, output=output,
                       relation=relation, max_change=max_change)

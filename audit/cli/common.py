@@ -294,6 +294,15 @@ def add_build_options(p, optional: bool = False):
                         "reward or answer) (default: its loss_range, reward_range or "
                         "input_range attribute, else 0,1; a negative LO is written "
                         "--input-range=-1,1)")
+    p.add_argument("--relation", choices=("one-round", "bounded-all"),
+                   help="for code audited as written: which inputs are neighbours — "
+                        "one-round (one round's answers change) or bounded-all (every answer "
+                        "may change by at most --max-change, the relation of sparse vectors "
+                        "and noisy max) (default: its relation attribute, else one-round)")
+    p.add_argument("--max-change", type=number("--max-change", lo=0), metavar="D",
+                   help="for code audited as written: the most one value changes between "
+                        "neighbours (default: its max_change attribute; needed with "
+                        "--relation bounded-all)")
 
 
 def build_algorithm(args):
@@ -305,7 +314,9 @@ def build_algorithm(args):
                  naming="cli" if args.command == "run" else "cli-regret",
                  methods=getattr(args, "methods", None), feedback=getattr(args, "feedback", None),
                  input_range=getattr(args, "input_range", None),
-                 environment=getattr(args, "environment", None))
+                 environment=getattr(args, "environment", None),
+                 relation=getattr(args, "relation", None),
+                 max_change=getattr(args, "max_change", None))
 
 
 def check_writable(path: str, flag: str, directory: bool = False) -> None:

@@ -209,6 +209,7 @@ def cmd_run(args):
             "--environment": args.environment,
             "--input-range": ("{:g},{:g}".format(*args.input_range)
                               if args.input_range else None),
+            "--relation": args.relation, "--max-change": args.max_change,
             "--claim-epsilon": args.claim_epsilon, "--claim-delta": args.claim_delta,
             "--claim-per-round-epsilon": args.claim_per_round_epsilon,
             "--claim-mu": args.claim_mu, "--claim-rho": args.claim_rho}

@@ -33,7 +33,8 @@ SUITE_KEYS = {"alpha", "trials", "seed", "jobs", "audit"}
 ENTRY_KEYS = {"name", "algorithm", "epsilon", "delta", "horizon", "arms", "experts", "params",
               "claim_epsilon", "claim_delta", "claim_per_round_epsilon", "trials", "attacks",
               "modes", "seed", "expect", "methods", "feedback", "coupled",
-              "runs", "input_range", "environment", "backend", "stop_early"}
+              "runs", "input_range", "environment", "backend", "stop_early", "relation",
+              "max_change"}
 
 
 class SuiteError(ValueError):
@@ -157,6 +158,12 @@ def _check_value(where: str, key: str, value) -> None:
     elif key == "feedback":
         if value not in ("loss", "reward"):
             bad('"loss" or "reward"')
+    elif key == "relation":
+        if value not in ("one-round", "bounded-all"):
+            bad('"one-round" or "bounded-all"')
+    elif key == "max_change":
+        if not _is_number(value) or value <= 0:
+            bad("a finite number > 0")
     elif key == "input_range":
         if not (isinstance(value, list) and len(value) == 2 and all(map(_is_number, value))
                 and value[0] < value[1]):
@@ -242,7 +249,8 @@ def _build(spec: dict):
                  delta=spec.get("delta"), params=spec.get("params"),
                  claim_epsilon=spec.get("claim_epsilon"), claim_delta=spec.get("claim_delta"),
                  naming="suite", methods=spec.get("methods"), feedback=spec.get("feedback"),
-                 input_range=spec.get("input_range"), environment=spec.get("environment"))
+                 input_range=spec.get("input_range"), environment=spec.get("environment"),
+                 relation=spec.get("relation"), max_change=spec.get("max_change"))
 
 
 def _claim(spec: dict, alg) -> Optional[Claim]:
@@ -313,7 +321,9 @@ def run_suite(settings: dict, entries: list[Entry], jobs: int, scale: float = 1.
                     "--methods": spec.get("methods"), "--feedback": spec.get("feedback"),
                     "--environment": spec.get("environment"),
                     "--input-range": ("{:g},{:g}".format(*spec["input_range"])
-                                      if spec.get("input_range") else None)}
+                                      if spec.get("input_range") else None),
+                    "--relation": spec.get("relation"),
+                    "--max-change": spec.get("max_change")}
             modes = spec.get("modes")
             attacks = attack_names(alg, spec.get("attacks"),
                                    search=not modes or "black-box" in modes)
