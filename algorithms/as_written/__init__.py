@@ -203,17 +203,18 @@ def _runs(alg: Algorithm) -> bool:
         return False
 
 
-def _whole_domain(fn, name: str, detect, lo: float, hi: float, path: str):
+def _whole_domain(fn, name: str, detect, lo: float, hi: float, path: str, one: bool = False):
     """(kind, lo, hi, note): code taking whole numbers or truth values —
     its input ``name`` of ``fn`` so annotated (``bit: int``,
     ``flags: list[bool]``), or so observed (``detect()``, one of
     ``whole.whole_number_code``'s reasons: randomized response returning
     its bit) — is audited on them (``whole``): kind "int" or "bool", the
     range's whole ends; else (None, lo, hi, None).  An input annotated as
-    a float is audited over the reals."""
+    a float is audited over the reals.  ``one``: the code is audited on
+    one number (said with the annotation)."""
     kind = integer_annotation(fn, name)
     if kind is not None:
-        why = f"its input is annotated {name}: {kind}"
+        why = f"its input is annotated {name}: {kind}" + (", one number" if one else "")
     elif annotated_number(fn, name) is not None:      # x: float
         return None, lo, hi, None
     else:
@@ -437,7 +438,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if not is_class:
         kind, lo, hi, whole_note = _whole_domain(
             obj, shape.input, lambda: whole_inputs(obj, shape, kwargs, T, K, lo, hi, attr),
-            lo, hi, path)
+            lo, hi, path, one=shape.scalar and T == 1)
+        if whole_note is not None and integer_annotation(obj, shape.input) is not None \
+                and shape.scalar:
+            read_note = None        # "annotated bit: int, one number" says it once
         shape = replace(shape, integers=kind)
     elif m is not None and m.kind == "stream" and K == 1:
         name = _stream_value_name(obj, m)
