@@ -598,6 +598,11 @@ def test_randomized_response_on_bits_exactly(tmp_path, fn, violation):
     exact = [a for a in doc["attacks"] if a.get("exact")]
     assert exact
     top = max(a["epsilon_lower_bound"] for a in exact)
+    # every pair is stated as the code sees it: bits, not the values moved
+    for a in doc["attacks"]:
+        if a.get("inputs"):
+            values = np.ravel([a["inputs"]["l"], a["inputs"]["l_prime"]])
+            assert set(values.tolist()) <= {0.0, 1.0}, a["scenario"]
     if fn == "buggy_bit_response":
         assert top == pytest.approx(2.0, abs=1e-9)
     elif not violation:

@@ -523,7 +523,10 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
              "code_labels": labels, "per_run_calls": per_run,
              "input_note": _input_note(read_note, range_from, sensitivity_note, whole_note,
                                        _attr(obj, "built_note") if is_class else None),
-             "environment": env.hook if env is not None else None}
+             "environment": env.hook if env is not None else None,
+             # what the code's inputs are rounded to before it reads them
+             "whole_inputs": (m.whole if is_class and m is not None else
+                              None if is_class else shape.integers)}
     if is_class and mechanism:
         # A stream class reads one input a round and releases a value: its
         # inputs are not query answers (audit.engine.words).
