@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize
 
-from algorithms.as_written.whole import rounded
+from algorithms.as_written.whole import as_the_code_sees
 from algorithms.core import Algorithm
 from algorithms.noisy_max_model import NoisyMaxModel
 from algorithms.replay import replay_applies
@@ -102,16 +102,13 @@ def projector(alg: Algorithm, start_a: np.ndarray, start_b: np.ndarray):
         movable[rows[:1]] = True
     movable = movable.ravel()
 
-    # Code that rounds its inputs to whole numbers sees the pair rounded:
-    # the pair is stated so (the same runs either way).
-    kind = alg.extra.get("whole_inputs") if isinstance(alg.extra, dict) else None
-
     def pair(x):
         a = np.clip(np.asarray(x[:n], dtype=float), lo, hi)
         d = np.where(movable, np.clip(np.asarray(x[n:], dtype=float), -1.0, 1.0), 0.0)
         b = np.clip(a + step * d, lo, hi)
-        if kind:
-            a, b = (rounded(v, kind).astype(float) for v in (a, b))
+        # Code that rounds its inputs to whole numbers sees the pair rounded:
+        # the pair is stated so (the same runs either way).
+        a, b = as_the_code_sees(alg, a), as_the_code_sees(alg, b)
         return a.reshape(T, K), b.reshape(T, K)
 
     x0 = np.concatenate([start_a.ravel(), (start_b - start_a).ravel() / step])

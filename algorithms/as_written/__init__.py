@@ -133,8 +133,10 @@ def _fit_input(fn, shape, kwargs: dict, T: int, K: int, lo: float, hi: float, wh
     ``T`` stays."""
     number = annotated_number(fn, shape.input) if K == 1 and shape.size is None else None
     if number is not None:
-        return 1, replace(shape, scalar=True), (f"its input is annotated as one number, "
-                                                f"{shape.input}: {number}, and audited as one")
+        # ``bit: int``: the whole-number note says it (``_whole_domain``'s ``one``).
+        return 1, replace(shape, scalar=True), (
+            None if integer_annotation(fn, shape.input) else
+            f"its input is annotated as one number, {shape.input}: {number}, and audited as one")
     if K == 1 and shape.size is None and shape.input in ONE_VALUE_NAMES:
         one = replace(shape, scalar=True)
         # On a plain number, or on a whole one (``bit ^ flip`` fails on a
@@ -438,10 +440,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     if not is_class:
         kind, lo, hi, whole_note = _whole_domain(
             obj, shape.input, lambda: whole_inputs(obj, shape, kwargs, T, K, lo, hi, attr),
-            lo, hi, path, one=shape.scalar and T == 1)
-        if whole_note is not None and integer_annotation(obj, shape.input) is not None \
-                and shape.scalar:
-            read_note = None        # "annotated bit: int, one number" says it once
+            lo, hi, path, one=shape.scalar)
         shape = replace(shape, integers=kind)
     elif m is not None and m.kind == "stream" and K == 1:
         name = _stream_value_name(obj, m)

@@ -17,7 +17,8 @@ input.  A mechanism over the reals — Laplace noise, a noisy threshold —
 returns fractions on whole inputs too, or whole numbers on fractions, and
 stays over the reals.
 
-May import: numpy, ``algorithms.errors``, ``algorithms.as_written.outputs``.
+May import: numpy, ``algorithms.errors``, ``algorithms.as_written.outputs`` (an
+``Algorithm`` is read, not imported).
 """
 from __future__ import annotations
 
@@ -75,6 +76,14 @@ def rounded(x: np.ndarray, kind: Optional[str]) -> np.ndarray:
     if not kind:
         return x
     return np.rint(np.asarray(x, dtype=float)).astype(bool if kind == "bool" else np.int64)
+
+
+def as_the_code_sees(alg, x: np.ndarray) -> np.ndarray:
+    """``x`` as ``alg``'s code reads it: rounded (as floats) where the code
+    is audited on whole numbers (``Algorithm.extra["whole_inputs"]``),
+    else ``x`` itself."""
+    kind = alg.extra.get("whole_inputs") if isinstance(alg.extra, dict) else None
+    return rounded(x, kind).astype(float) if kind else x
 
 
 def _all_whole(outputs) -> bool:

@@ -146,7 +146,7 @@ def _check_value(where: str, key: str, value) -> None:
     elif key == "alpha":
         if not _is_number(value) or not 0 < value < 1:
             bad("a number in (0, 1)")
-    elif key in ("epsilon", "claim_epsilon", "claim_per_round_epsilon"):
+    elif key in ("epsilon", "claim_epsilon", "claim_per_round_epsilon", "max_change"):
         if not _is_number(value) or value <= 0:
             bad("a finite number > 0")
     elif key in ("delta", "claim_delta"):
@@ -161,9 +161,6 @@ def _check_value(where: str, key: str, value) -> None:
     elif key == "relation":
         if value not in ("one-round", "bounded-all"):
             bad('"one-round" or "bounded-all"')
-    elif key == "max_change":
-        if not _is_number(value) or value <= 0:
-            bad("a finite number > 0")
     elif key == "input_range":
         if not (isinstance(value, list) and len(value) == 2 and all(map(_is_number, value))
                 and value[0] < value[1]):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 from typing import Optional, Sequence
 
-from algorithms.as_written.whole import rounded
+from algorithms.as_written.whole import as_the_code_sees
 from algorithms.core import Algorithm
 from attacks import ATTACKS
 from audit.engine.budget import per_run_code
@@ -124,13 +124,10 @@ def _as_the_code_sees_them(alg: Algorithm, scenarios: list) -> list:
     twice is rounding once).  A rounded pair no longer neighbours under the
     claim (a change of 0.2 made 1 under ``bounded-all``, Δ = 0.5) is left
     as it was."""
-    kind = alg.extra.get("whole_inputs") if isinstance(alg.extra, dict) else None
-    if not kind:
-        return scenarios
     for sc in scenarios:
         if sc.algorithm is not alg:
             continue
-        a, b = (rounded(x, kind).astype(float) for x in (sc.losses_a, sc.losses_b))
+        a, b = as_the_code_sees(alg, sc.losses_a), as_the_code_sees(alg, sc.losses_b)
         if alg.claim is not None and alg.claim.not_neighbours(a, b) is not None:
             continue
         sc.losses_a, sc.losses_b = a, b
