@@ -284,3 +284,84 @@ def test_the_noisy_maximum_from_the_trace_matches_its_declared_model():
     b = np.array([[2.0, 0.0, 0.0, 0.0, 0.0]])
     declared = value_pair_epsilon(noisy_max_of(alg), a, b)[0]
     assert traced_pair(alg, a, b, "output").epsilon == pytest.approx(declared, rel=1e-3)
+
+
+# ------------------------------------------------------------ rounded releases
+def _pair(name, delta=0.0):
+    alg = _alg(name)
+    a = np.zeros((T.CASES[name][0], 1))
+    b = a.copy()
+    b[0] = 1.0
+    return traced_pair(alg, a, b, "output", delta)
+
+
+@pytest.mark.parametrize("name", ["rounded_laplace_sum", "rounded_laplace_sum_half_noise",
+                                  "truncated_laplace_sum", "rounded_histogram"])
+def test_rounded_laplace_releases_attain_their_true_epsilon(name):
+    """Rounding a Laplace release keeps its pure ε (far in the tail every
+    grid interval has the density ratio e^ε throughout): the certified
+    figure is the true ε to within the brackets' slack, never above it, and
+    the unrounded release's ε bounds it from above."""
+    got = _pair(name)
+    true = T.CASES[name][2]
+    assert got.exact and got.details["structure"] == "rounded"
+    assert true - 1e-4 < got.epsilon <= true
+    assert got.details["upper"] == pytest.approx(true, rel=1e-9)
+
+
+def test_a_rounded_release_with_half_the_noise_is_an_exact_violation():
+    res = _audit("rounded_laplace_sum_half_noise")
+    best = _best(res)
+    assert res.verdict == "violation" and best.exact and best.rests_on == ("trace",)
+    assert 0.9999 < best.epsilon_lower_bound <= 1.0
+    assert "exact log-ratio" in best.event
+
+
+@pytest.mark.parametrize("name,mu_factor", [("rounded_gaussian_sum", 1.0),
+                                            ("rounded_gaussian_sum_half_sigma", 2.0)])
+def test_a_floored_gaussian_release_at_delta_is_below_the_unrounded_one(name, mu_factor):
+    """One Gaussian value floored to whole numbers: its certified ε at δ
+    (the grid's hockey-stick divergence) lies just below the unrounded
+    Gaussian mechanism's exact figure (rounding is post-processing); the
+    correct one is within its claim of 1, half the σ is far above it."""
+    from audit.engine.models.affine_release import ReleaseLoss
+    mu = mu_factor * 1.0 / (math.sqrt(2 * math.log(1.25 / 1e-5)))
+    unrounded = ReleaseLoss(math.inf, "", mu=mu).epsilon_at(1e-5)
+    got = _pair(name, 1e-5)
+    assert got.exact and got.details["upper"] == pytest.approx(unrounded, rel=1e-9)
+    assert unrounded - 0.01 < got.epsilon <= unrounded
+    assert (got.epsilon < 1.0) == (mu_factor == 1.0)
+
+
+def test_rounded_gaussian_values_under_a_pure_claim_are_infinite():
+    """Fine rounding of a Gaussian release: the rounded pair dominates the
+    Gaussian mechanism of a μ′ just below the unrounded μ, whose pure loss
+    is unbounded."""
+    got = _pair("rounded_gaussian_pure")
+    assert got.exact and got.epsilon == math.inf
+    assert 0 < got.details["mu"] < 1 / (math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
+
+
+def test_a_rounded_value_the_code_goes_on_to_compare_is_refused_by_reexecution():
+    """``max(0.0, round(…))``: the clamp compares a plain rounded number,
+    which the trace does not see; the re-executed code disagrees with the
+    traced path, so no figure is given."""
+    with pytest.raises(ReplayRefused, match="re-executed on plain values"):
+        _pair("rounded_then_clamped")
+
+
+def test_rounded_and_unrounded_values_together_are_refused():
+    from audit.engine.models.affine_release import NotExact
+    with pytest.raises(NotExact, match="rounded and others unrounded"):
+        _pair("rounded_and_raw")
+
+
+def test_roundings_read_the_intervals_of_their_grid():
+    from algorithms.replay.noise import grid_value, on_grid, preimage
+    assert preimage("round", 0.01, 0.25) == pytest.approx((0.245, 0.255))
+    assert preimage("floor", 1.0, -2.0) == (-2.0, -1.0)
+    assert preimage("ceil", 1.0, -2.0) == (-3.0, -2.0)
+    assert preimage("trunc", 1.0, 0.0) == (-1.0, 1.0)       # toward zero: twice the width at 0
+    assert preimage("trunc", 1.0, -2.0) == (-3.0, -2.0)
+    assert grid_value("trunc", 1.0, -2.7) == -2.0 and grid_value("round", 0.1, 0.26) == 0.3
+    assert on_grid(0.01, 0.29) and not on_grid(0.01, 0.295)

@@ -236,3 +236,85 @@ def clipped_release(x, rng, epsilon=1.0, low=0.0, high=3.0):
 
 clipped_release.claim_epsilon = 1.0
 CASES["clipped_release"] = (3, 1, 1.0, "comparisons+releases")
+
+
+# ------------------------------------------------------ rounded releases
+def rounded_laplace_sum(x, rng, epsilon=0.5):
+    """The Laplace release rounded to two decimals: a post-processing of an
+    ε-DP release, and its loss ε is still attained (far in the tail every
+    grid interval has the density ratio e^ε throughout)."""
+    return round(float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon), 2)
+
+
+def rounded_laplace_sum_half_noise(x, rng, epsilon=0.5):
+    """Half the noise, rounded the same way: true ε 2ε."""
+    return round(float(np.sum(x)) + rng.laplace(0.0, 0.5 / epsilon), 2)
+
+
+def truncated_laplace_sum(x, rng, epsilon=0.5):
+    """``int()`` of the release (toward zero: the grid value 0 takes twice
+    the width): a post-processing, ε-DP, ε attained in the tail."""
+    return int(float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon))
+
+
+def rounded_histogram(x, rng, epsilon=1.0):
+    """Every answer with its own Laplace(1/ε), rounded to one decimal with
+    ``np.round``: a one-round change moves one answer by at most 1, ε-DP."""
+    v = np.ravel(np.asarray(x, dtype=float))
+    return np.round(v + rng.laplace(0.0, 1.0 / epsilon, size=v.size), 1)
+
+
+def rounded_gaussian_sum(x, rng, epsilon=1.0, delta=1e-5):
+    """The classical Gaussian mechanism for (ε, δ), floored to whole
+    numbers with ``math.floor``: (ε, δ)-DP."""
+    sigma = math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return math.floor(float(np.sum(x)) + rng.normal(0.0, sigma))
+
+
+def rounded_gaussian_sum_half_sigma(x, rng, epsilon=1.0, delta=1e-5):
+    """Half that σ: its exact ε at δ is well above ε (μ = 2/σ)."""
+    sigma = 0.5 * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return math.floor(float(np.sum(x)) + rng.normal(0.0, sigma))
+
+
+def rounded_gaussian_pure(x, rng, epsilon=0.5):
+    """``gaussian_sum``'s release rounded to three decimals, under a pure
+    claim: pure ε ∞ still (the rounded Gaussian loss is unbounded)."""
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / epsilon
+    return round(np.sum(x) + rng.normal(0.0, sigma), 3)
+
+
+def rounded_then_clamped(x, rng, epsilon=0.5):
+    """Rounds, then clamps the plain rounded number at 0 in Python: ε-DP,
+    but the clamp is a comparison the trace does not see — re-execution
+    must refuse the trace, not judge it."""
+    return max(0.0, round(float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon), 1))
+
+
+def rounded_and_raw(x, rng, epsilon=0.5):
+    """One rounded and one unrounded release of fresh noise each: not a
+    structure with an exact loss here (refused)."""
+    s = float(np.sum(x))
+    return [round(s + rng.laplace(0.0, 2.0 / epsilon), 1), s + rng.laplace(0.0, 2.0 / epsilon)]
+
+
+for _f, _e in ((rounded_laplace_sum, 0.5), (rounded_laplace_sum_half_noise, 0.5),
+               (truncated_laplace_sum, 0.5), (rounded_histogram, 1.0),
+               (rounded_gaussian_sum, 1.0), (rounded_gaussian_sum_half_sigma, 1.0),
+               (rounded_gaussian_pure, 0.5), (rounded_then_clamped, 0.5),
+               (rounded_and_raw, 0.5)):
+    _f.claim_epsilon = _e
+    _f.floating_point = False
+for _f in (rounded_gaussian_sum, rounded_gaussian_sum_half_sigma):
+    _f.claim_delta = 1e-5
+CASES.update({
+    "rounded_laplace_sum": (3, 1, 0.5, "rounded"),
+    "rounded_laplace_sum_half_noise": (3, 1, 1.0, "rounded"),
+    "truncated_laplace_sum": (3, 1, 0.5, "rounded"),
+    "rounded_histogram": (4, 1, 1.0, "rounded"),
+    "rounded_gaussian_sum": (3, 1, None, "rounded"),
+    "rounded_gaussian_sum_half_sigma": (3, 1, None, "rounded"),
+    "rounded_gaussian_pure": (3, 1, math.inf, "rounded"),
+    "rounded_then_clamped": (3, 1, 0.5, "refused"),
+    "rounded_and_raw": (3, 1, 0.5, "refused"),
+})

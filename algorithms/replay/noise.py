@@ -27,9 +27,14 @@ enumerates the paths and confirms each by re-executing the code.
 A noisy value turned into a plain number (``float``, ``.item()``,
 ``np.asarray``) is returned as such and remembered (``NoiseTrace.escaped``):
 an output equal to it is read as its form; anything the code does with it
-afterwards is invisible here, and re-execution is what catches it.  Any
-other function of a noisy value (``exp``, ``round``, a product of two noisy
-values) raises ``ReplayRefused`` naming it.
+afterwards is invisible here, and re-execution is what catches it.  A noisy
+value *rounded* onto a grid (``round(x, 2)``, ``int``, ``math.floor`` and
+``ceil``, ``np.round``, ``np.floor``/``ceil``/``trunc``/``rint``) is its
+plain rounded value, remembered the same way with how it was rounded
+(``NoiseTrace.rounded``, ``Rounded``): which grid value comes out is decided
+by the interval of the grid its form falls in (``preimage``).  Any other
+function of a noisy value (``exp``, a product of two noisy values) raises
+``ReplayRefused`` naming it.
 
 May import: numpy, ``algorithms.replay.tracer``.
 """
@@ -38,6 +43,7 @@ from __future__ import annotations
 import math
 import operator
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -85,6 +91,8 @@ class NoiseTrace:
         self.z: list = []
         self.constraints: list = []
         self.escaped: dict = {}
+        self.rounded: dict = {}         # plain rounded value -> [Rounded, ...] in rounding order
+        self.read: dict = {}            # rounded value -> how many outputs have read it
         self.limit = limit
         self.plain = plain
 
@@ -343,7 +351,7 @@ class Noisy:
         self._taint()
         if self.noiseless:
             return int(self.const)
-        _refuse("turns it into an int")
+        return self._round("trunc", 1.0, lambda v: int(float(v)))
 
     def __index__(self):
         self._taint()
@@ -361,17 +369,37 @@ class Noisy:
         self._taint()
         if self.noiseless:
             return round(self.const.item(), ndigits)
-        _refuse("rounds it")
+        return self._round("round", 10.0 ** -(ndigits or 0),
+                           lambda v: round(float(v), ndigits))
 
     def __floor__(self):
         self._taint()
-        _refuse("rounds it down") if not self.noiseless else None
-        return math.floor(self.const.item())
+        if self.noiseless:
+            return math.floor(self.const.item())
+        return self._round("floor", 1.0, lambda v: math.floor(float(v)))
 
     def __ceil__(self):
         self._taint()
-        _refuse("rounds it up") if not self.noiseless else None
-        return math.ceil(self.const.item())
+        if self.noiseless:
+            return math.ceil(self.const.item())
+        return self._round("ceil", 1.0, lambda v: math.ceil(float(v)))
+
+    def round(self, decimals=0, out=None):
+        return np.round(self, decimals)
+
+    def _round(self, op: str, step: float, make):
+        """The plain value ``make`` rounds this run's concrete values to,
+        each element remembered as the rounding of its form (module
+        docstring)."""
+        tr = current()
+        if tr is None:
+            _refuse(f"rounds it ({op})")
+        out = make(self.values)
+        coef = self.coef.reshape(-1, self.coef.shape[-1])
+        for q, c0, c in zip(np.ravel(np.asarray(out, dtype=float)).tolist(),
+                            self.const.ravel().tolist(), coef):
+            tr.rounded.setdefault(q, []).append(Rounded(c0, c.copy(), op, step))
+        return out
 
     def __array__(self, dtype=None, copy=None):
         return self._plain(lambda v: np.array(v, dtype=dtype), "turns it into a plain array")
@@ -630,6 +658,8 @@ def _ufunc(ufunc, inputs):
     if ufunc is np.sign:
         s, d = _compare(inputs[0], 0.0)
         return Traced(s.astype(float), d)
+    if ufunc in _GRID_UFUNCS and not lift(inputs[0]).noiseless:
+        return lift(inputs[0])._round(_GRID_UFUNCS[ufunc], 1.0, ufunc)
     if ufunc in (np.isfinite, np.isnan, np.isinf):
         x = lift(inputs[0])
         return Traced(ufunc(x.const) if x.noiseless else np.full(x.shape, ufunc is np.isfinite),
@@ -638,6 +668,66 @@ def _ufunc(ufunc, inputs):
         v = ufunc(*[lift(x).const for x in inputs])
         return Traced(v, _union(np.shape(v), *inputs))
     _refuse(f"applies {ufunc.__name__}")
+
+
+# ---------------------------------------------------------------- rounding
+ROUNDINGS = ("round", "floor", "ceil", "trunc")
+_GRID_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "round"}
+
+
+@dataclass(frozen=True, eq=False)
+class Rounded:
+    """An output that is the affine form ``const + coef·z`` rounded onto
+    the grid of spacing ``step`` by ``op`` (``ROUNDINGS``: to the nearest,
+    down, up, toward zero)."""
+    const: float
+    coef: np.ndarray
+    op: str
+    step: float
+
+    def form(self, z) -> float:
+        zz = np.zeros(self.coef.size)
+        zz[:min(zz.size, np.size(z))] = np.asarray(z, float)[:zz.size]
+        return float(self.const + self.coef @ zz)
+
+
+def preimage(op: str, step: float, q: float) -> tuple:
+    """The values that ``op`` rounds to the grid value ``q`` (an interval;
+    its ends, where the code's own rounding decides, have probability 0)."""
+    if op == "round":
+        return q - step / 2, q + step / 2
+    if op == "floor":
+        return q, q + step
+    if op == "ceil":
+        return q - step, q
+    if q > 0:                                       # trunc: toward zero
+        return q, q + step
+    return (q - step, q) if q < 0 else (-step, step)
+
+
+def grid_value(op: str, step: float, y: float) -> float:
+    """The grid value ``op`` rounds ``y`` to (in exact arithmetic)."""
+    k = y / step
+    k = {"round": round, "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc}[op](k)
+    return float(tidy(step, k * step))
+
+
+def tidy(step: float, q):
+    """Grid values as the code writes them (0.3, not 0.30000000000000004)."""
+    digits = -math.floor(math.log10(step) + 1e-9)
+    return np.round(q, digits) if digits > 0 else q
+
+
+def on_grid(step: float, q: float) -> bool:
+    k = q / step
+    return abs(k - round(k)) <= 1e-6 * (abs(k) + 1)
+
+
+def _round_array(a, decimals, original):
+    x = lift(a)
+    if x.noiseless:
+        return original(x.const, decimals)
+    return x._round("round", 10.0 ** -decimals, lambda v: np.round(v, decimals))
 
 
 def _matmul(a, b):
@@ -833,10 +923,8 @@ _FUNCTIONS = {
     np.reshape: lambda a, *shape, **k: lift(a).reshape(*(shape or (k.get("newshape")
                                                                    or k.get("shape"),))),
     np.squeeze: lambda a, axis=None: lift(a).reshape(np.squeeze(lift(a).const, axis).shape),
-    np.around: lambda a, *x, **k: _refuse("rounds it") if not lift(a).noiseless
-    else np.around(lift(a).const, *x, **k),
-    np.round: lambda a, *x, **k: _refuse("rounds it") if not lift(a).noiseless
-    else np.round(lift(a).const, *x, **k),
+    np.around: lambda a, decimals=0, out=None: _round_array(a, decimals, np.around),
+    np.round: lambda a, decimals=0, out=None: _round_array(a, decimals, np.round),
 }
 
 # numpy functions user code calls on a *list* of noisy values: numpy would

@@ -36,7 +36,8 @@ import numpy as np
 
 from algorithms.replay import noise as nz
 from algorithms.replay.law import _labels, _plain, _user, per_run, replay_scope
-from algorithms.replay.noise import LIFTED, Noisy, NoiseGenerator, NoiseTrace, lifting, tracing
+from algorithms.replay.noise import (LIFTED, Noisy, NoiseGenerator, NoiseTrace, Rounded, lifting,
+                                     on_grid, preimage, tracing)
 from algorithms.replay.tracer import (REPLAY_SEED, ReplayRefused, RunGenerator, Traced,
                                       conversions, sealed)
 
@@ -76,9 +77,15 @@ class Path:
     def noisy_outputs(self) -> bool:
         return any(isinstance(o, tuple) for o in self.outputs)
 
+    @property
+    def rounded_outputs(self) -> bool:
+        return any(isinstance(o, Rounded) for o in self.outputs)
+
     def discrete(self) -> tuple:
-        """The plain outputs (None for an affine one)."""
-        return tuple(None if isinstance(o, tuple) else o for o in self.outputs)
+        """The plain outputs (None for an affine one, how it rounds for a
+        rounded one)."""
+        return tuple(None if isinstance(o, tuple) else
+                     ("≈", o.op, o.step) if isinstance(o, Rounded) else o for o in self.outputs)
 
     def key(self) -> tuple:
         rows = tuple(tuple(np.round(np.append(a, c), 10).tolist()) for a, c in zip(self.A, self.c))
@@ -116,7 +123,9 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
     """Every number of one run's output, in order, with the comparisons it
     depends on: (a plain value, or (const, coef) of a noisy one, deps) — a
     plain float the code made of a noisy value is read as that value's
-    form."""
+    form, and a plain number the code rounded a noisy value to as that
+    rounding (``Rounded``; the k-th output equal to a value rounded several
+    times reads its k-th rounding)."""
     if isinstance(out, Noisy):
         c = out.coefs(trace.size).reshape(-1, trace.size)
         return [((float(k), f.copy()) if f.any() else _plain(float(k)), int(d))
@@ -142,6 +151,11 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
             f = np.zeros(trace.size)
             f[:form[1].size] = form[1]
             got.append(((form[0], f), 0))
+        elif type(x) in (int, float) and x in trace.rounded:
+            made = trace.rounded[x]
+            k = trace.read.get(x, 0)
+            trace.read[x] = k + 1
+            got.append((made[min(k, len(made) - 1)], 0))
         else:
             got.append((_plain(x), 0))
     return got
@@ -251,7 +265,9 @@ def _path_of(trace: NoiseTrace, outputs, depth: int) -> Path:
     else:
         A, c = np.zeros((0, V)), np.zeros(0)
     outs = tuple((o[0], np.concatenate([o[1], np.zeros(V - o[1].size)]))
-                 if isinstance(o, tuple) else o for o, _ in outputs)
+                 if isinstance(o, tuple) else
+                 Rounded(o.const, np.concatenate([o.coef, np.zeros(V - o.coef.size)]), o.op, o.step)
+                 if isinstance(o, Rounded) else o for o, _ in outputs)
     return Path(tuple(trace.laws), A, c, outs, trace.zvec(), depth)
 
 
@@ -416,6 +432,19 @@ def _agrees(path: Path, els, z) -> bool:
             form = k + f @ zz
             if not isinstance(got, (int, float)) or isinstance(got, bool) or \
                     abs(got - form) > REL * (abs(k) + np.abs(f) @ np.abs(zz) + 1.0):
+                return False
+        elif isinstance(want, Rounded):
+            # on the grid, and the form within the interval that rounds to it
+            # (up to the code's own rounding of the form)
+            if not isinstance(got, (int, float)) or isinstance(got, bool) or \
+                    not on_grid(want.step, got):
+                return False
+            y = want.form(z)
+            lo, hi = preimage(want.op, want.step, float(got))
+            zz = np.zeros(want.coef.size)
+            zz[:min(zz.size, z.size)] = z[:zz.size]
+            slack = REL * (abs(want.const) + np.abs(want.coef) @ np.abs(zz) + abs(got) + 1.0)
+            if not lo - slack <= y <= hi + slack:
                 return False
         elif got != want:
             return False

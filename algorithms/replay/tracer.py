@@ -1063,6 +1063,9 @@ def _routes(run: "RunGenerator", seed) -> dict:
         (_random, "seed"): reseed("random.seed")})
     for bits in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
         routes[(np.random, bits)] = seeded(f"np.random.{bits}", _RoutedBits)
+    # numpy's global RandomState as libraries reach it (scipy.stats' rvs
+    # without a random_state draws from np.random.mtrand._rand)
+    routes[(np.random.mtrand, "_rand")] = _Facade("numpy's global RandomState", legacy)
     return routes
 
 
@@ -1083,12 +1086,19 @@ def sealed(route: "RunGenerator | None" = None, seed=None):
     targets += [(_random, n) for n in dir(_random)
                 if not n.startswith("_") and callable(getattr(_random, n))
                 and n not in ("getstate", "setstate")]
+    targets.append((np.random.mtrand, "_rand"))
     routes = _routes(route, seed) if route is not None else {}
+    routes.setdefault((np.random.mtrand, "_rand"), _Facade("numpy's global RandomState", {}))
     # Sources the code's modules imported by name, routed as their originals.
     for mod, name, smod, sname in imported_sources.imported():
         targets.append((mod, name))
         if (smod, sname) in routes:
             routes[(mod, name)] = routes[(smod, sname)]
+    global_state = np.random.mtrand._rand
+    for dist in _scipy_distributions():
+        if getattr(dist, "_random_state", None) is global_state:
+            targets.append((dist, "_random_state"))
+            routes[(dist, "_random_state")] = routes[(np.random.mtrand, "_rand")]
     with _SEAL:
         saved = [(mod, n, getattr(mod, n)) for mod, n in targets]
         # A global function imported by name before the audit is not
@@ -1105,6 +1115,26 @@ def sealed(route: "RunGenerator | None" = None, seed=None):
         if global_states() != before:
             raise ReplayRefused("the code drew from numpy's or Python's global random state "
                                 "through a name the replay does not reach")
+
+
+_DISTRIBUTIONS: list = []
+
+
+def _scipy_distributions() -> list:
+    """scipy.stats' distribution objects (``scipy.stats.laplace``…), where
+    scipy is loaded: each holds the global RandomState it was built with and
+    draws from it when ``rvs`` is given no ``random_state``."""
+    import sys
+    stats = sys.modules.get("scipy.stats")
+    if stats is None:
+        return []
+    if not _DISTRIBUTIONS:
+        base = getattr(sys.modules.get("scipy.stats._distn_infrastructure"), "rv_generic", None)
+        if base is None:
+            return []
+        _DISTRIBUTIONS.extend(getattr(stats, n) for n in dir(stats)
+                              if isinstance(getattr(stats, n, None), base))
+    return _DISTRIBUTIONS
 
 
 def global_states():

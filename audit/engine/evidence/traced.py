@@ -15,8 +15,10 @@ structure the trace found:
   certified log-ratio over the outputs (a lower end: exact to the
   brackets' width), and at a claimed δ > 0 the largest ε whose certified
   hockey-stick divergence still exceeds δ;
-* anything else (a release on some paths only, a clipped release) is
-  refused with the reason.
+* noisy values rounded onto a grid: ``models.rounded_release`` — the
+  largest certified log-ratio over the outputs tried, and for a rounded
+  Gaussian release the Gaussian mechanism it dominates at a claimed δ;
+* anything else is refused with the reason.
 
 May import: numpy, ``algorithms.replay``, ``audit.engine.models``.
 """
@@ -32,6 +34,8 @@ from algorithms.replay.tracer import ReplayRefused
 from audit.engine.models.affine_release import NotExact, release_loss
 from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_probability
 from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
+from audit.engine.models.rounded_release import (one_value_at_delta, pure_epsilon, separable,
+                                                 single_release)
 
 # A traced structure's path probabilities must sum to 1 within this (log).
 COVER = 1e-5
@@ -249,6 +253,82 @@ def _mixed(psa, psb, labels, delta: float) -> TracedPair:
     return TracedPair(max(0.0, eps), exact, structure, event, details, notes)
 
 
+def _grid_words(values, step_of) -> list:
+    out = []
+    for j, v in enumerate(values):
+        step = step_of.get(j)
+        if step is None:
+            out.append(v)
+        else:
+            digits = max(0, -math.floor(math.log10(step) + 1e-9))
+            out.append(f"{v:.{digits}f}")
+    return out
+
+
+def _rounded(psa, psb, labels, delta: float) -> TracedPair:
+    """Paths that release rounded noisy values (``models.rounded_release``)."""
+    if any(p.noisy_outputs for ps in (psa, psb) for p in ps.paths):
+        raise NotExact("the code releases some noisy values rounded and others unrounded")
+    missing = [_covered([log_probability(p.laws, p.A, p.c) for p in ps.paths], side)
+               for ps, side in ((psa, "ℓ"), (psb, "ℓ′"))]
+    structure = (f"noisy values rounded onto a grid: {len(psa.paths)} and {len(psb.paths)} "
+                 f"path(s)")
+    single = (single_release(psa.paths[0], psb.paths[0], delta)
+              if len(psa.paths) == 1 and len(psb.paths) == 1 else None)
+    notes = ["rounded values: the probability of a grid value is that of its noisy form "
+             "falling in the interval that rounds to it (its ends moved by a relative 1e-8 "
+             "for the code's own floating-point rounding)"]
+    details = {"structure": "rounded", "paths": [len(psa.paths), len(psb.paths)]}
+    if single is not None:
+        notes += single.notes
+        if single.upper is not None and math.isfinite(single.upper):
+            details["upper"] = single.upper
+            notes.append(f"the unrounded release's exact ε{f' at δ = {delta:g}' if delta else ''}, "
+                         f"{single.upper:.6g}, is an upper bound (rounding is post-processing)")
+    mu = single.mu if single is not None else None
+    if mu is not None:
+        details["mu"] = mu
+    if delta:
+        one = one_value_at_delta(psa.paths[0], psb.paths[0], delta) if single is not None \
+            else None
+        if one is not None and (mu is None or one.epsilon >= single.epsilon):
+            notes += one.notes
+            event = (f"the rounded value's grid: exact ε at δ = {delta:g} at least "
+                     f"{one.epsilon:.6g} (certified hockey-stick divergence)")
+            return TracedPair(one.epsilon, True, structure, event, details, notes)
+        if mu is not None:
+            event = (f"rounded Gaussian release, at least the Gaussian mechanism of μ′ = "
+                     f"{mu:.6g}: exact ε at δ = {delta:g} at least {single.epsilon:.6g}")
+            return TracedPair(single.epsilon, True, structure, event, details, notes)
+        notes.append("with δ > 0 only rounded Gaussian releases and one rounded value on one "
+                     "path are bounded: no bound is claimed")
+        return TracedPair(0.0, False, structure, "no bound at δ > 0 for this rounded release",
+                          details, notes)
+    if mu is not None:
+        event = (f"rounded Gaussian release, at least the Gaussian mechanism of μ′ = {mu:.6g}: "
+                 f"pure ε ∞ (its privacy loss is unbounded)")
+        return TracedPair(math.inf, True, structure, event, details, notes)
+    found = separable(psa.paths[0], psb.paths[0]) if single is not None else None
+    if found is None:
+        found = pure_epsilon(psa.paths, psb.paths, *missing)
+    if found.epsilon == -math.inf:
+        raise NotExact("no rounded output was evaluated")
+    steps = {j: o.step for p in psa.paths + psb.paths for j, o in enumerate(p.outputs)
+             if hasattr(o, "step")}
+    what = output_words(labels, _grid_words(found.values, steps))
+    r = found.epsilon
+    event = (f"the output {what} ({found.direction}): P {found.p:.6g} vs {found.p_other:.6g}, "
+             f"exact log-ratio {'∞' if not math.isfinite(r) else f'{r:.6g}'} (certified lower "
+             f"end)")
+    notes.append("the figure is the largest certified log-ratio over the rounded outputs tried "
+                 "(each path's own, each rounded value moved along its noise's scale): a lower "
+                 "bound on pure ε")
+    details.update(direction=found.direction,
+                   best_output={"values": list(found.values), "p": found.p,
+                                "p_other": found.p_other})
+    return TracedPair(max(0.0, r), True, structure, event, details, notes)
+
+
 def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = True) -> TracedPair:
     """The pair's exact ε from the trace (module docstring); ReplayRefused
     (or NotExact / NotAStructure) where it is not computed."""
@@ -257,7 +337,9 @@ def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = Tru
     if psa.labels != psb.labels:
         raise ReplayRefused("the code's output has different elements on the two inputs")
     noisy = [p.noisy_outputs for ps in (psa, psb) for p in ps.paths]
-    if any(noisy):
+    if any(p.rounded_outputs for ps in (psa, psb) for p in ps.paths):
+        got = _rounded(psa, psb, psa.labels, delta)
+    elif any(noisy):
         if len(psa.paths) == 1 and len(psb.paths) == 1:
             got = _release(psa, psb, psa.labels, delta)
         else:
@@ -289,7 +371,7 @@ def traced_result(sc, claim, a, b, scope: str, what: str):
             notes=[f"the code's continuous draws could not be traced exactly ({why}); nothing "
                    f"is claimed"])
     eps = got.epsilon
-    if math.isfinite(eps) and got.details.get("structure") == "release":
+    if math.isfinite(eps) and got.details.get("structure") in ("release", "rounded"):
         eps = max(0.0, eps * (1 - 1e-9) - 1e-12)      # the LP's and lstsq's rounding
     runs, checks = got.details["runs"], got.details["reexecuted"]
     notes = [f"exact loss from tracing the code's own continuous draws: {got.structure}; "
