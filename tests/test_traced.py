@@ -342,6 +342,23 @@ def test_rounded_gaussian_values_under_a_pure_claim_are_infinite():
     assert 0 < got.details["mu"] < 1 / (math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
 
 
+def test_a_grid_value_that_is_also_an_atom_is_one_output():
+    """Clipped to [0, 3], then rounded: the output 3.00 comes from the clip's
+    atom and from the values in [2.995, 3) alike; its probability is
+    P(y > 2.995) = ½e^{−(2.995 − s)} (Laplace of scale 1 around the sum s),
+    not the atom's alone, and the pair's figure is the true ε."""
+    from audit.engine.models.rounded_release import _log_p
+    alg = _alg("clipped_rounded_release")
+    a = np.array([[1.0], [0.0], [0.0]])
+    paths = traced_paths(alg, a).paths
+    assert len(paths) == 3
+    lo, hi = _log_p(paths, (3.0,), upper=False), _log_p(paths, (3.0,), upper=True)
+    truth = math.log(0.5) - (2.995 - 1.0)
+    assert lo <= truth <= hi and hi - lo < 1e-5
+    got = _pair("clipped_rounded_release")
+    assert got.exact and 1.0 - 1e-4 < got.epsilon <= 1.0
+
+
 def test_a_rounded_value_the_code_goes_on_to_compare_is_refused_by_reexecution():
     """``max(0.0, round(…))``: the clamp compares a plain rounded number,
     which the trace does not see; the re-executed code disagrees with the

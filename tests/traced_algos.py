@@ -284,6 +284,13 @@ def rounded_gaussian_pure(x, rng, epsilon=0.5):
     return round(np.sum(x) + rng.normal(0.0, sigma), 3)
 
 
+def clipped_rounded_release(x, rng, epsilon=1.0, low=0.0, high=3.0):
+    """``clipped_release`` rounded to two decimals: the output 3.00 is the
+    clipped atom *and* the values rounding to it — one output, whose
+    probability is both's.  ε-DP (post-processing), ε attained."""
+    return np.round(np.clip(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon), low, high), 2)
+
+
 def rounded_then_clamped(x, rng, epsilon=0.5):
     """Rounds, then clamps the plain rounded number at 0 in Python: ε-DP,
     but the clamp is a comparison the trace does not see — re-execution
@@ -301,7 +308,8 @@ def rounded_and_raw(x, rng, epsilon=0.5):
 for _f, _e in ((rounded_laplace_sum, 0.5), (rounded_laplace_sum_half_noise, 0.5),
                (truncated_laplace_sum, 0.5), (rounded_histogram, 1.0),
                (rounded_gaussian_sum, 1.0), (rounded_gaussian_sum_half_sigma, 1.0),
-               (rounded_gaussian_pure, 0.5), (rounded_then_clamped, 0.5),
+               (rounded_gaussian_pure, 0.5), (clipped_rounded_release, 1.0),
+               (rounded_then_clamped, 0.5),
                (rounded_and_raw, 0.5)):
     _f.claim_epsilon = _e
     _f.floating_point = False
@@ -315,6 +323,7 @@ CASES.update({
     "rounded_gaussian_sum": (3, 1, None, "rounded"),
     "rounded_gaussian_sum_half_sigma": (3, 1, None, "rounded"),
     "rounded_gaussian_pure": (3, 1, math.inf, "rounded"),
+    "clipped_rounded_release": (3, 1, 1.0, "rounded"),
     "rounded_then_clamped": (3, 1, 0.5, "refused"),
     "rounded_and_raw": (3, 1, 0.5, "refused"),
 })

@@ -144,12 +144,34 @@ class tracing:
 
     def __enter__(self):
         self.saved = current(), getattr(PRECISE, "on", False)
+        self.patched = [(mod, name, getattr(mod, name)) for mod, name, _, _ in _PLAIN_ROUNDINGS]
+        for mod, name, op, step in _PLAIN_ROUNDINGS:
+            setattr(mod, name, _remembering(getattr(mod, name), op, step))
         _CURRENT.trace = self.trace
         PRECISE.on = True
         return self.trace
 
     def __exit__(self, *exc):
         _CURRENT.trace, PRECISE.on = self.saved
+        for mod, name, original in reversed(self.patched):
+            setattr(mod, name, original)
+
+
+def _remembering(original, op: str, step):
+    """``original`` (Python's ``round``, ``math.floor``/``ceil``), which
+    also remembers rounding a plain float the code made of a noisy value
+    (``float(x)``, ``x.item()``) as the rounding of its form."""
+    def rounding(x, *args, **kwargs):
+        out = original(x, *args, **kwargs)
+        tr = current()
+        if tr is not None and type(x) is float:
+            form = tr.escaped.get(x)
+            if form is not None:
+                tr.rounded.setdefault(float(out), []).append(
+                    Rounded(form[0], form[1].copy(), op, step(*args, **kwargs)))
+        return out
+    rounding.__wrapped__ = original
+    return rounding
 
 
 def _refuse(what: str):
@@ -391,6 +413,7 @@ class Noisy:
         """The plain value ``make`` rounds this run's concrete values to,
         each element remembered as the rounding of its form (module
         docstring)."""
+        self._taint()
         tr = current()
         if tr is None:
             _refuse(f"rounds it ({op})")
@@ -672,6 +695,11 @@ def _ufunc(ufunc, inputs):
 
 # ---------------------------------------------------------------- rounding
 ROUNDINGS = ("round", "floor", "ceil", "trunc")
+# Python's roundings of a plain float, watched while a run is traced
+# (``_remembering``): (module, name, how it rounds, its grid step from its arguments).
+_PLAIN_ROUNDINGS = (
+    (__import__("builtins"), "round", "round", lambda ndigits=None: 10.0 ** -(ndigits or 0)),
+    (math, "floor", "floor", lambda: 1.0), (math, "ceil", "ceil", lambda: 1.0))
 _GRID_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "round"}
 
 
@@ -726,7 +754,10 @@ def on_grid(step: float, q: float) -> bool:
 def _round_array(a, decimals, original):
     x = lift(a)
     if x.noiseless:
-        return original(x.const, decimals)
+        out = original(x.const, decimals)
+        deps = _all(x)
+        return Traced(out, np.array(np.broadcast_to(np.array(deps, dtype=object), np.shape(out)),
+                                    dtype=object)) if deps else out
     return x._round("round", 10.0 ** -decimals, lambda v: np.round(v, decimals))
 
 

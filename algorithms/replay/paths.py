@@ -146,16 +146,17 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
         raise ReplayRefused(f"{where} returns values of type object")
     got = []
     for x in v.ravel().tolist():
+        # a rounding first: rounding a value already on the grid returns it
         form = trace.escaped.get(x) if isinstance(x, float) else None
-        if form is not None:
-            f = np.zeros(trace.size)
-            f[:form[1].size] = form[1]
-            got.append(((form[0], f), 0))
-        elif type(x) in (int, float) and x in trace.rounded:
+        if type(x) in (int, float) and x in trace.rounded:
             made = trace.rounded[x]
             k = trace.read.get(x, 0)
             trace.read[x] = k + 1
             got.append((made[min(k, len(made) - 1)], 0))
+        elif form is not None:
+            f = np.zeros(trace.size)
+            f[:form[1].size] = form[1]
+            got.append(((form[0], f), 0))
         else:
             got.append((_plain(x), 0))
     return got

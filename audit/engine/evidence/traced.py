@@ -310,7 +310,12 @@ def _rounded(psa, psb, labels, delta: float) -> TracedPair:
         return TracedPair(math.inf, True, structure, event, details, notes)
     found = separable(psa.paths[0], psb.paths[0]) if single is not None else None
     if found is None:
-        found = pure_epsilon(psa.paths, psb.paths, *missing)
+        try:
+            found = pure_epsilon(psa.paths, psb.paths, *missing)
+        except NotAStructure as why:
+            raise NotAStructure(f"a rounded value's interval with the path's comparisons is not "
+                                f"evaluated exactly: {why} (a rounded value whose form combines "
+                                f"several draws, e.g. rounded prefix sums of noise)") from None
     if found.epsilon == -math.inf:
         raise NotExact("no rounded output was evaluated")
     steps = {j: o.step for p in psa.paths + psb.paths for j, o in enumerate(p.outputs)
@@ -372,7 +377,7 @@ def traced_result(sc, claim, a, b, scope: str, what: str):
                    f"is claimed"])
     eps = got.epsilon
     if math.isfinite(eps) and got.details.get("structure") in ("release", "rounded"):
-        eps = max(0.0, eps * (1 - 1e-9) - 1e-12)      # the LP's and lstsq's rounding
+        eps = max(0.0, eps * (1 - 1e-9) - 1e-12)      # the LP's, lstsq's and brentq's rounding
     runs, checks = got.details["runs"], got.details["reexecuted"]
     notes = [f"exact loss from tracing the code's own continuous draws: {got.structure}; "
              f"paths found by {runs[0]} and {runs[1]} traced runs",

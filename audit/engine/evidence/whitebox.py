@@ -31,7 +31,8 @@ REST_WORDS = {
     "statistical": "a statistical check of the declaration",
     "reexecution": confirm_words(""),
     "trace": ("a trace of the code's own continuous draws (what each output is as an affine "
-              "function of them, and the comparisons that decide it), confirmed by re-executing "
+              "function of them or its rounding onto a grid, and the comparisons that decide "
+              "it), confirmed by re-executing "
               "the unmodified code on plain values at draws from the noise laws and inside every "
               "path; exact for the ideal continuous laws the code names, in real arithmetic: "
               "which doubles the code's rounding can reach is not modelled (the black-box "

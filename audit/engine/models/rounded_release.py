@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from algorithms.replay.noise import Rounded, grid_value, preimage, tidy
+from algorithms.replay.noise import Rounded, grid_value, on_grid, preimage, tidy
 from audit.engine.models.affine_release import NotExact, ReleaseLoss, release_loss
 from audit.engine.models.comparisons import log_interval, log_probability, merge_exponentials
 from audit.engine.models.log_concave import widen
@@ -80,35 +80,48 @@ def _positions(path) -> list:
     return [j for j, o in enumerate(path.outputs) if isinstance(o, Rounded)]
 
 
-def _group(path) -> tuple:
-    return path.discrete()
+def _gives(path, out: tuple) -> bool:
+    """Whether the path can give the output ``out``: its plain elements
+    equal, its rounded ones on their grid (a grid value of one path may be
+    another path's plain value: the same output)."""
+    for o, v in zip(path.outputs, out):
+        if isinstance(o, Rounded):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not on_grid(o.step, v):
+                return False
+        elif not (o == v):
+            return False
+    return True
 
 
-def _log_p(paths, q: dict, upper: bool) -> float:
+def _log_p_path(p, out: tuple, upper: bool) -> float:
     """ln of the certified lower (``upper`` False: intervals shrunk) or
-    upper (widened) probability that the paths give grid values ``q``
-    (position -> value) at their rounded elements."""
-    terms = []
-    for p in paths:
-        rows, consts = [], []
-        for j, o in enumerate(p.outputs):
-            if not isinstance(o, Rounded):
-                continue
-            lo, hi = preimage(o.op, o.step, q[j])
-            e = FUZZ * (abs(lo) + abs(hi) + abs(o.const) + o.step)
-            lo, hi = (lo - e, hi + e) if upper else (lo + e, hi - e)
-            # lo < const + coef·z < hi
-            rows += [o.coef, -o.coef]
-            consts += [o.const - lo, hi - o.const]
-        V = max(p.A.shape[1], max(r.size for r in rows))
-        A = np.zeros((len(p.c) + len(rows), V))
-        A[:len(p.c), :p.A.shape[1]] = p.A
-        for i, r in enumerate(rows):
-            A[len(p.c) + i, :r.size] = r
-        c = np.concatenate([np.asarray(p.c, float), consts])
-        lo_p, hi_p = log_probability(p.laws, A, c)
-        terms.append(hi_p if upper else lo_p)
-    return float(np.logaddexp.reduce(terms)) if terms else -math.inf
+    upper (widened) probability that path ``p`` is taken and its rounded
+    elements give the values of ``out``."""
+    rows, consts = [], []
+    for o, v in zip(p.outputs, out):
+        if not isinstance(o, Rounded):
+            continue
+        lo, hi = preimage(o.op, o.step, float(v))
+        e = FUZZ * (abs(lo) + abs(hi) + abs(o.const) + o.step)
+        lo, hi = (lo - e, hi + e) if upper else (lo + e, hi - e)
+        # lo < const + coef·z < hi
+        rows += [o.coef, -o.coef]
+        consts += [o.const - lo, hi - o.const]
+    V = max([p.A.shape[1]] + [r.size for r in rows])
+    A = np.zeros((len(p.c) + len(rows), V))
+    A[:len(p.c), :p.A.shape[1]] = p.A
+    for i, r in enumerate(rows):
+        A[len(p.c) + i, :r.size] = r
+    c = np.concatenate([np.asarray(p.c, float), consts])
+    lo_p, hi_p = log_probability(p.laws, A, c)
+    return hi_p if upper else lo_p
+
+
+def _log_p(paths, out: tuple, upper: bool) -> float | None:
+    """ln of the certified lower or upper probability of the output ``out``
+    over every path that can give it; None where none can."""
+    terms = [_log_p_path(p, out, upper) for p in paths if _gives(p, out)]
+    return float(np.logaddexp.reduce(terms)) if terms else None
 
 
 def _scale(o: Rounded) -> float:
@@ -116,65 +129,62 @@ def _scale(o: Rounded) -> float:
     return float(np.abs(o.coef).sum()) or o.step
 
 
-def _start(path) -> dict:
-    return {j: grid_value(o.op, o.step, o.form(path.z)) for j, o in enumerate(path.outputs)
-            if isinstance(o, Rounded)}
+def _start(path) -> tuple:
+    return tuple(grid_value(o.op, o.step, o.form(path.z)) if isinstance(o, Rounded) else o
+                 for o in path.outputs)
 
 
 def pure_epsilon(paths_a, paths_b, missing_a: float, missing_b: float) -> Found:
     """The largest certified log-ratio over the outputs tried (module
     docstring); ``missing_*``: ln of the probability no traced path of that
-    side covers (an output of a group the side never gives has at most it)."""
+    side covers (an output no traced path of the side gives has at most
+    it)."""
     best = Found(-math.inf)
     for d, (xs, ys, miss) in (("l>l'", (paths_a, paths_b, missing_b)),
                               ("l'>l", (paths_b, paths_a, missing_a))):
-        groups_x, groups_y = {}, {}
-        for p in xs:
-            groups_x.setdefault(_group(p), []).append(p)
-        for p in ys:
-            groups_y.setdefault(_group(p), []).append(p)
         cache: dict = {}
         spent = [0]
 
-        def ratio(g, q):
-            key = (g, tuple(sorted(q.items())))
-            if key not in cache:
+        def ratio(out):
+            if out not in cache:
                 spent[0] += 1
-                lo = _log_p(groups_x[g], q, upper=False)
-                hi = _log_p(groups_y[g], q, upper=True) if g in groups_y else miss
-                cache[key] = (lo - hi if hi > -math.inf else
+                lo = _log_p(xs, out, upper=False)
+                hi = _log_p(ys, out, upper=True)
+                hi = miss if hi is None else hi
+                lo = -math.inf if lo is None else lo
+                cache[out] = (lo - hi if hi > -math.inf else
                               (math.inf if lo > -math.inf else -math.inf), lo, hi)
-            return cache[key]
+            return cache[out]
 
-        for g, members in groups_x.items():
+        starts = {}
+        for p in xs:
+            starts.setdefault(p.discrete(), []).append(p)
+        for members in starts.values():
             for p in members[:STARTS]:
                 if spent[0] >= MAX_EVALUATIONS:
                     break
-                q = _start(p)
-                r = ratio(g, q)
-                centre = {j: o.form(p.z) for j, o in enumerate(p.outputs)
-                          if isinstance(o, Rounded)}
+                out = _start(p)
+                r = ratio(out)
                 for _ in range(SWEEPS):
                     moved = False
-                    for j in q:
+                    for j in _positions(p):
                         o = p.outputs[j]
-                        s = _scale(o)
-                        tries = {grid_value(o.op, o.step, centre[j] + sgn * t * s)
+                        s, centre = _scale(o), o.form(p.z)
+                        tries = {grid_value(o.op, o.step, centre + sgn * t * s)
                                  for t in OFFSETS for sgn in (-1, 1)}
-                        tries |= {q[j] - o.step, q[j] + o.step}
+                        tries |= {float(tidy(o.step, out[j] - o.step)),
+                                  float(tidy(o.step, out[j] + o.step))}
                         for v in sorted(tries):
                             if spent[0] >= MAX_EVALUATIONS:
                                 break
-                            trial = dict(q)
-                            trial[j] = v
-                            got = ratio(g, trial)
+                            trial = out[:j] + (v,) + out[j + 1:]
+                            got = ratio(trial)
                             if got[0] > r[0]:
-                                q, r, moved = trial, got, True
+                                out, r, moved = trial, got, True
                     if not moved:
                         break
                 if r[0] > best.epsilon:
-                    values = tuple(q.get(j, o) for j, o in enumerate(p.outputs))
-                    best = Found(r[0], d, values, math.exp(r[1]),
+                    best = Found(r[0], d, out, math.exp(r[1]),
                                  math.exp(r[2]) if r[2] > -math.inf else 0.0)
     return best
 
