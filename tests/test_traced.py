@@ -359,6 +359,19 @@ def test_a_grid_value_that_is_also_an_atom_is_one_output():
     assert got.exact and 1.0 - 1e-4 < got.epsilon <= 1.0
 
 
+@pytest.mark.parametrize("name", ["sparse_vector_cutoff", "numerical_sparse_vector"])
+def test_a_sparse_vector_that_stops_at_its_cutoff_is_traced_exactly(name):
+    """Its answers stop at the first ⊤: outputs of 1 to 4 elements, each
+    length its own output; every path found (one per stopping answer, and
+    none), the audit exact and within the claim."""
+    alg = _alg(name)
+    ps = traced_paths(alg, np.full((4, 1), 0.5))
+    assert sorted(len(p.outputs) for p in ps.paths) == [1, 2, 3, 4, 4]
+    res = _audit(name)
+    best = _best(res)
+    assert res.verdict == "consistent" and best.exact and 0 < best.epsilon_lower_bound <= 1.0
+
+
 def test_a_rounded_value_the_code_goes_on_to_compare_is_refused_by_reexecution():
     """``max(0.0, round(…))``: the clamp compares a plain rounded number,
     which the trace does not see; the re-executed code disagrees with the

@@ -284,6 +284,33 @@ def rounded_gaussian_pure(x, rng, epsilon=0.5):
     return round(np.sum(x) + rng.normal(0.0, sigma), 3)
 
 
+def sparse_vector_cutoff(x, rng, epsilon=1.0, threshold=0.5):
+    """Lyu et al.'s Algorithm 1 with cutoff 1 as people write it: the list
+    of answers stops at the first ⊤ (outputs of several lengths).  ε-DP."""
+    rho = rng.laplace(0.0, 2.0 / epsilon)
+    out = []
+    for q in np.ravel(x):
+        if q + rng.laplace(0.0, 4.0 / epsilon) >= threshold + rho:
+            out.append(True)
+            break
+        out.append(False)
+    return out
+
+
+def numerical_sparse_vector(x, rng, epsilon=1.0, threshold=0.5):
+    """Lyu et al.'s numerical sparse vector (cutoff 1): above the threshold
+    it releases the answer with fresh noise, rounded to one decimal, and
+    stops.  ε-DP (ε/3 each for ρ, the comparisons and the release)."""
+    rho = rng.laplace(0.0, 3.0 / epsilon)
+    out = []
+    for q in np.ravel(x):
+        if q + rng.laplace(0.0, 6.0 / epsilon) >= threshold + rho:
+            out.append(round(q + rng.laplace(0.0, 3.0 / epsilon), 1))
+            break
+        out.append(None)
+    return out
+
+
 def clipped_rounded_release(x, rng, epsilon=1.0, low=0.0, high=3.0):
     """``clipped_release`` rounded to two decimals: the output 3.00 is the
     clipped atom *and* the values rounding to it — one output, whose
@@ -309,12 +336,16 @@ for _f, _e in ((rounded_laplace_sum, 0.5), (rounded_laplace_sum_half_noise, 0.5)
                (truncated_laplace_sum, 0.5), (rounded_histogram, 1.0),
                (rounded_gaussian_sum, 1.0), (rounded_gaussian_sum_half_sigma, 1.0),
                (rounded_gaussian_pure, 0.5), (clipped_rounded_release, 1.0),
+               (sparse_vector_cutoff, 1.0), (numerical_sparse_vector, 1.0),
                (rounded_then_clamped, 0.5),
                (rounded_and_raw, 0.5)):
     _f.claim_epsilon = _e
     _f.floating_point = False
 for _f in (rounded_gaussian_sum, rounded_gaussian_sum_half_sigma):
     _f.claim_delta = 1e-5
+for _f in (sparse_vector_cutoff, numerical_sparse_vector):
+    _f.relation = "bounded-all"
+    _f.max_change = 1.0
 CASES.update({
     "rounded_laplace_sum": (3, 1, 0.5, "rounded"),
     "rounded_laplace_sum_half_noise": (3, 1, 1.0, "rounded"),
@@ -324,6 +355,9 @@ CASES.update({
     "rounded_gaussian_sum_half_sigma": (3, 1, None, "rounded"),
     "rounded_gaussian_pure": (3, 1, math.inf, "rounded"),
     "clipped_rounded_release": (3, 1, 1.0, "rounded"),
+    # at most their claims (their docstrings): not known exactly
+    "sparse_vector_cutoff": (4, 1, None, "comparisons"),
+    "numerical_sparse_vector": (4, 1, None, "rounded"),
     "rounded_then_clamped": (3, 1, 0.5, "refused"),
     "rounded_and_raw": (3, 1, 0.5, "refused"),
 })

@@ -95,7 +95,8 @@ class Path:
 @dataclass
 class PathSet:
     """Every path of one input's output, and how they were found and
-    confirmed."""
+    confirmed (``labels``: of the longest output, where paths give outputs
+    of several lengths)."""
     paths: list
     labels: tuple
     runs: int                   # runs of the code that traced them
@@ -343,9 +344,11 @@ def explore(alg, losses, scope: str) -> PathSet:
                             limit=MAX_VARS)
             o, lab = run_once(alg, losses, scope, tr)
             runs += 1
-            if lab != labels:
-                raise ReplayRefused("the code returns outputs of different sizes on different "
-                                    "draws")
+            if len(lab) > len(labels):
+                # outputs of several lengths (a sparse vector that stops at
+                # its cutoff): each length is its own output; the longest
+                # names the elements
+                labels = lab
             q = _path_of(tr, o, 0)
             # the comparisons fixed: those it shares with the prefix the
             # reversal kept (the parent's first j, then the reversed one)

@@ -101,6 +101,10 @@ def _affine(ps):
 def _release(psa, psb, labels, delta: float) -> TracedPair:
     pa, ia, Aa, ba = _affine(psa)
     pb, ib, Ab, bb = _affine(psb)
+    if len(pa.outputs) != len(pb.outputs):
+        return TracedPair(math.inf, True, "a release of outputs of different lengths",
+                          f"the output has {len(pa.outputs)} elements on ℓ and "
+                          f"{len(pb.outputs)} on ℓ′, whatever the draws", {"structure": "release"})
     if ia != ib or pa.laws != pb.laws:
         raise NotExact("the release's noisy elements or their laws differ between the inputs")
     fixed = [j for j in range(len(pa.outputs)) if j not in ia]
@@ -257,7 +261,7 @@ def _grid_words(values, step_of) -> list:
     out = []
     for j, v in enumerate(values):
         step = step_of.get(j)
-        if step is None:
+        if step is None or not isinstance(v, (int, float)) or isinstance(v, bool):
             out.append(v)
         else:
             digits = max(0, -math.floor(math.log10(step) + 1e-9))
@@ -339,18 +343,17 @@ def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = Tru
     (or NotExact / NotAStructure) where it is not computed."""
     psa = traced_paths(alg, a, scope, confirmed)
     psb = traced_paths(alg, b, scope, confirmed)
-    if psa.labels != psb.labels:
-        raise ReplayRefused("the code's output has different elements on the two inputs")
+    labels = max(psa.labels, psb.labels, key=len)
     noisy = [p.noisy_outputs for ps in (psa, psb) for p in ps.paths]
     if any(p.rounded_outputs for ps in (psa, psb) for p in ps.paths):
-        got = _rounded(psa, psb, psa.labels, delta)
+        got = _rounded(psa, psb, labels, delta)
     elif any(noisy):
         if len(psa.paths) == 1 and len(psb.paths) == 1:
-            got = _release(psa, psb, psa.labels, delta)
+            got = _release(psa, psb, labels, delta)
         else:
-            got = _mixed(psa, psb, psa.labels, delta)
+            got = _mixed(psa, psb, labels, delta)
     else:
-        got = _discrete(psa, psb, psa.labels, delta)
+        got = _discrete(psa, psb, labels, delta)
     got.details["runs"] = [psa.runs, psb.runs]
     got.details["reexecuted"] = [psa.reexecuted, psb.reexecuted]
     return got

@@ -84,6 +84,8 @@ def _gives(path, out: tuple) -> bool:
     """Whether the path can give the output ``out``: its plain elements
     equal, its rounded ones on their grid (a grid value of one path may be
     another path's plain value: the same output)."""
+    if len(path.outputs) != len(out):
+        return False
     for o, v in zip(path.outputs, out):
         if isinstance(o, Rounded):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not on_grid(o.step, v):
@@ -315,7 +317,7 @@ def single_release(pa, pb, delta: float) -> Found | None:
     an upper bound, and for Gaussian noise the dominated Gaussian mechanism
     (module docstring); None where the plain elements differ (the caller's
     search then finds the certificate)."""
-    if len(pa.c) or len(pb.c) or pa.laws != pb.laws:
+    if len(pa.c) or len(pb.c) or pa.laws != pb.laws or len(pa.outputs) != len(pb.outputs):
         return None
     Ja, Fa, Ka = _release_forms(pa)
     Jb, Fb, Kb = _release_forms(pb)
