@@ -269,7 +269,7 @@ def _grid_words(values, step_of) -> list:
     return out
 
 
-def _rounded(psa, psb, labels, delta: float) -> TracedPair:
+def _rounded(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
     """Paths that release rounded noisy values (``models.rounded_release``)."""
     if any(p.noisy_outputs for ps in (psa, psb) for p in ps.paths):
         raise NotExact("the code releases some noisy values rounded and others unrounded")
@@ -315,7 +315,7 @@ def _rounded(psa, psb, labels, delta: float) -> TracedPair:
     found = separable(psa.paths[0], psb.paths[0]) if single is not None else None
     if found is None:
         try:
-            found = pure_epsilon(psa.paths, psb.paths, *missing)
+            found = pure_epsilon(psa.paths, psb.paths, *missing, quick=quick)
         except NotAStructure as why:
             raise NotAStructure(f"a rounded value's interval with the path's comparisons is not "
                                 f"evaluated exactly: {why} (a rounded value whose form combines "
@@ -338,15 +338,17 @@ def _rounded(psa, psb, labels, delta: float) -> TracedPair:
     return TracedPair(max(0.0, r), True, structure, event, details, notes)
 
 
-def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = True) -> TracedPair:
+def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = True,
+                quick: bool = False) -> TracedPair:
     """The pair's exact ε from the trace (module docstring); ReplayRefused
-    (or NotExact / NotAStructure) where it is not computed."""
+    (or NotExact / NotAStructure) where it is not computed.  ``quick``: the
+    smaller search over rounded outputs an optimiser's objective affords."""
     psa = traced_paths(alg, a, scope, confirmed)
     psb = traced_paths(alg, b, scope, confirmed)
     labels = max(psa.labels, psb.labels, key=len)
     noisy = [p.noisy_outputs for ps in (psa, psb) for p in ps.paths]
     if any(p.rounded_outputs for ps in (psa, psb) for p in ps.paths):
-        got = _rounded(psa, psb, labels, delta)
+        got = _rounded(psa, psb, labels, delta, quick)
     elif any(noisy):
         if len(psa.paths) == 1 and len(psb.paths) == 1:
             got = _release(psa, psb, labels, delta)
