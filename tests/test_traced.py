@@ -296,7 +296,8 @@ def _pair(name, delta=0.0):
 
 
 @pytest.mark.parametrize("name", ["rounded_laplace_sum", "rounded_laplace_sum_half_noise",
-                                  "truncated_laplace_sum", "rounded_histogram"])
+                                  "truncated_laplace_sum", "rounded_histogram",
+                                  "rounded_plain_float"])
 def test_rounded_laplace_releases_attain_their_true_epsilon(name):
     """Rounding a Laplace release keeps its pure ε (far in the tail every
     grid interval has the density ratio e^ε throughout): the certified
@@ -384,6 +385,14 @@ def test_rounded_and_unrounded_values_together_are_refused():
     from audit.engine.models.affine_release import NotExact
     with pytest.raises(NotExact, match="rounded and others unrounded"):
         _pair("rounded_and_raw")
+
+
+def test_python_roundings_are_watched_only_while_a_run_is_traced():
+    import builtins
+    before = (builtins.round, math.floor, math.ceil)
+    _pair("rounded_plain_float")
+    after = (builtins.round, math.floor, math.ceil)
+    assert after == before and not any(hasattr(f, "__wrapped__") for f in after)
 
 
 def test_roundings_read_the_intervals_of_their_grid():

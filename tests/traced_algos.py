@@ -251,6 +251,13 @@ def rounded_laplace_sum_half_noise(x, rng, epsilon=0.5):
     return round(float(np.sum(x)) + rng.laplace(0.0, 0.5 / epsilon), 2)
 
 
+def rounded_plain_float(x, rng, epsilon=0.5):
+    """The release made a Python float first, then rounded with Python's
+    ``round``: the same mechanism as ``rounded_laplace_sum``."""
+    value = float(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon))
+    return round(value, 2)
+
+
 def truncated_laplace_sum(x, rng, epsilon=0.5):
     """``int()`` of the release (toward zero: the grid value 0 takes twice
     the width): a post-processing, ε-DP, ε attained in the tail."""
@@ -334,6 +341,7 @@ def rounded_and_raw(x, rng, epsilon=0.5):
 
 for _f, _e in ((rounded_laplace_sum, 0.5), (rounded_laplace_sum_half_noise, 0.5),
                (truncated_laplace_sum, 0.5), (rounded_histogram, 1.0),
+               (rounded_plain_float, 0.5),
                (rounded_gaussian_sum, 1.0), (rounded_gaussian_sum_half_sigma, 1.0),
                (rounded_gaussian_pure, 0.5), (clipped_rounded_release, 1.0),
                (sparse_vector_cutoff, 1.0), (numerical_sparse_vector, 1.0),
@@ -350,6 +358,7 @@ CASES.update({
     "rounded_laplace_sum": (3, 1, 0.5, "rounded"),
     "rounded_laplace_sum_half_noise": (3, 1, 1.0, "rounded"),
     "truncated_laplace_sum": (3, 1, 0.5, "rounded"),
+    "rounded_plain_float": (3, 1, 0.5, "rounded"),
     "rounded_histogram": (4, 1, 1.0, "rounded"),
     "rounded_gaussian_sum": (3, 1, None, "rounded"),
     "rounded_gaussian_sum_half_sigma": (3, 1, None, "rounded"),

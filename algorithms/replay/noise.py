@@ -144,17 +144,36 @@ class tracing:
 
     def __enter__(self):
         self.saved = current(), getattr(PRECISE, "on", False)
-        self.patched = [(mod, name, getattr(mod, name)) for mod, name, _, _ in _PLAIN_ROUNDINGS]
-        for mod, name, op, step in _PLAIN_ROUNDINGS:
-            setattr(mod, name, _remembering(getattr(mod, name), op, step))
+        _watch_plain_roundings(True)
         _CURRENT.trace = self.trace
         PRECISE.on = True
         return self.trace
 
     def __exit__(self, *exc):
         _CURRENT.trace, PRECISE.on = self.saved
-        for mod, name, original in reversed(self.patched):
-            setattr(mod, name, original)
+        _watch_plain_roundings(False)
+
+
+_WATCHING = {"count": 0, "originals": []}
+_WATCH_LOCK = threading.Lock()
+
+
+def _watch_plain_roundings(on: bool) -> None:
+    """Python's roundings wrapped (``_remembering``) while any run is traced,
+    in any thread (counted: the first trace in wraps them, the last out
+    restores them)."""
+    with _WATCH_LOCK:
+        if on:
+            _WATCHING["count"] += 1
+            if _WATCHING["count"] == 1:
+                _WATCHING["originals"] = [(m, n, getattr(m, n)) for m, n, _, _ in _PLAIN_ROUNDINGS]
+                for m, n, op, step in _PLAIN_ROUNDINGS:
+                    setattr(m, n, _remembering(getattr(m, n), op, step))
+        else:
+            _WATCHING["count"] -= 1
+            if _WATCHING["count"] == 0:
+                for m, n, original in _WATCHING["originals"]:
+                    setattr(m, n, original)
 
 
 def _remembering(original, op: str, step):
