@@ -478,6 +478,20 @@ def test_scipy_draws_are_the_runs_own_and_a_number_annotation_is_one_number():
     assert type(np.random.mtrand._rand) is np.random.RandomState
 
 
+def test_scipy_draws_are_traced_exactly():
+    """The same function's exact ε from the trace of its continuous draws:
+    ``scipy.stats.laplace.rvs`` draws from the RandomState scipy took at
+    import, which the trace routes to its own draws while it runs the code
+    (and gives back after)."""
+    import scipy.stats
+    from audit.engine.evidence.traced import traced_pair
+    alg = build(f"{MOD}:scipy_laplace")
+    got = traced_pair(alg, np.ones((1, 1)), np.zeros((1, 1)), "output")
+    assert got.exact and got.details["structure"] == "rounded"
+    assert 1.0 - 1e-4 < got.epsilon <= 1.0
+    assert scipy.stats.laplace._random_state is np.random.mtrand._rand
+
+
 def test_what_the_code_prints_while_it_runs_is_not_shown(tmp_path, capsys):
     """A print a run would bury the summary: what the code prints during
     the audit's runs is discarded; the audit's own output is shown."""
