@@ -387,6 +387,34 @@ def test_rounded_and_unrounded_values_together_are_refused():
         _pair("rounded_and_raw")
 
 
+def test_exponentials_shared_between_rounded_values_are_not_read_as_independent():
+    """Two rounded values e₁ − e₂ and e₂ − e₃ of three exponential draws:
+    each alone is a Laplace draw, but they share e₂, so the product of one
+    element's law per value would be wrong (it says 2); the release is
+    evaluated as a whole (a star on e₂) instead.  Its true ε: (u, v) =
+    (e₁ − e₂, e₂ − e₃) has density e^{v−u}·e^{−3·max(0, −u, v)}/3, and
+    moving both by 1 changes the max by at most 1, by 1 far out (u → −∞):
+    ε = 3 exactly, rounding keeping nearly all of it."""
+    from audit.engine.models.rounded_release import _own_draws
+
+    def chain(x, rng, epsilon=1.0):
+        s = float(np.sum(x))
+        e = [rng.exponential(1.0 / epsilon) for _ in range(3)]
+        return [round(s + e[0] - e[1], 1), round(s + e[1] - e[2], 1)]
+    chain.claim_epsilon = 1.0
+    chain.floating_point = False
+    T.exponential_chain = chain
+    try:
+        alg = build(f"{MOD}:exponential_chain", horizon=2)
+        a, b = np.zeros((2, 1)), np.array([[1.0], [0.0]])
+        pa, pb = traced_paths(alg, a).paths[0], traced_paths(alg, b).paths[0]
+        assert _own_draws(pa, pb) is None
+        got = traced_pair(alg, a, b, "output")
+    finally:
+        del T.exponential_chain
+    assert got.exact and 2.9 < got.epsilon <= 3.0
+
+
 def test_python_roundings_are_watched_only_while_a_run_is_traced():
     import builtins
     before = (builtins.round, math.floor, math.ceil)

@@ -18,13 +18,21 @@ floating-point rounding decides, so the lower end of a probability is taken
 on intervals shrunk by ``FUZZ`` (relative) and the upper end on intervals
 widened by it.
 
+A grid value of one path may be another path's plain value (a clipped
+atom at 3.00 and the values rounding to 3.00): both are the same output, so
+every path that can give an output adds to its probability.
+
 Pure ε: the rounded values range over a whole grid, so not every output is
 evaluated; the largest certified log-ratio over the outputs tried (each
 path's own, then each rounded element moved along its noise's scale, one at
 a time, while the ratio grows) is a lower bound on it, attained by an
 output of positive probability: a certificate.  One path with no
 comparisons is a post-processing of the unrounded release, whose exact ε
-(``affine_release``) bounds it from above.
+(``affine_release``) bounds it from above; where each rounded element is a
+draw of its own (``_own_draws``) the output's probability is a product, and
+every grid value within ``WINDOW`` noise scales of each element is
+evaluated (pure ε: the sum of the elements' largest log-ratios; one value at
+δ > 0: its grid's certified hockey-stick divergence).
 
 At a claimed δ > 0, Gaussian noise on one path with no comparisons: a
 rounded element is within its rounding's radius r_j of its form, so along
@@ -35,7 +43,7 @@ Gaussian mechanism of μ′ = (vᵀΔ − 2m)/‖Fᵀv‖, whose exact δ(ε) gi
 end of ε at δ (and pure ε ∞ where μ′ > 0).
 
 May import: numpy, ``algorithms.replay.noise`` (the roundings),
-``audit.engine.models.comparisons``, ``audit.engine.models.affine_release``.
+``audit.engine.models.comparisons``, ``log_concave`` and ``affine_release``.
 """
 from __future__ import annotations
 
@@ -209,21 +217,29 @@ def _own_draws(pa, pb) -> list | None:
     if not J or J != _positions(pb) or any(pa.outputs[j] != pb.outputs[j] for j in
                                            range(len(pa.outputs)) if j not in J):
         return None
-    elems, cols = [], set()
     for j in J:
         oa, ob = pa.outputs[j], pb.outputs[j]
         if (oa.op, oa.step) != (ob.op, ob.step):
             return None
-        V = max(oa.coef.size, ob.coef.size, len(pa.laws))
-        ca, cb = (np.concatenate([o.coef, np.zeros(V - o.coef.size)]) for o in (oa, ob))
-        if not np.allclose(ca, cb, rtol=1e-12, atol=0):
-            return None
-        laws, F = merge_exponentials(pa.laws, ca[None, :])
-        nz = np.flatnonzero(F[0])
-        if nz.size != 1 or int(nz[0]) in cols:
+    V = max([len(pa.laws)] + [o.coef.size for p in (pa, pb) for o in p.outputs
+                              if isinstance(o, Rounded)])
+
+    def rows(p):
+        return np.array([np.concatenate([p.outputs[j].coef, np.zeros(V - p.outputs[j].coef.size)])
+                         for j in J])
+    Fa, Fb = rows(pa), rows(pb)
+    if not np.allclose(Fa, Fb, rtol=1e-12, atol=0):
+        return None
+    # two exponentials entering every element only as their difference are
+    # one Laplace draw: merged over all the elements at once
+    laws, F = merge_exponentials(tuple(pa.laws) + ("",) * (V - len(pa.laws)), Fa)
+    elems, cols = [], set()
+    for i, j in enumerate(J):
+        nz = np.flatnonzero(F[i])
+        if nz.size != 1 or int(nz[0]) in cols or np.count_nonzero(F[:, nz[0]]) != 1:
             return None
         cols.add(int(nz[0]))
-        elems.append((j, laws[nz[0]], float(F[0, nz[0]]), oa, ob))
+        elems.append((j, laws[nz[0]], float(F[i, nz[0]]), pa.outputs[j], pb.outputs[j]))
     return elems
 
 
