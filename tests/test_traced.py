@@ -334,6 +334,14 @@ def test_a_floored_gaussian_release_at_delta_is_below_the_unrounded_one(name, mu
     assert (got.epsilon < 1.0) == (mu_factor == 1.0)
 
 
+def test_a_rounded_gaussian_whose_scale_depends_on_the_input_gets_no_mechanism_figure():
+    """σ grows with the sum: the two inputs' forms differ in their noise, so
+    no Gaussian mechanism μ′ is read off one side's; nothing is claimed at
+    δ (the black-box audit decides)."""
+    got = _pair("rounded_gaussian_data_scale", 1e-5)
+    assert "mu" not in got.details and not got.exact and got.epsilon == 0.0
+
+
 def test_rounded_gaussian_values_under_a_pure_claim_are_infinite():
     """Fine rounding of a Gaussian release: the rounded pair dominates the
     Gaussian mechanism of a μ′ just below the unrounded μ, whose pure loss

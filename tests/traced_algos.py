@@ -325,6 +325,15 @@ def clipped_rounded_release(x, rng, epsilon=1.0, low=0.0, high=3.0):
     return np.round(np.clip(np.sum(x) + rng.laplace(0.0, 1.0 / epsilon), low, high), 2)
 
 
+def rounded_gaussian_data_scale(x, rng, epsilon=1.0, delta=1e-5):
+    """A rounded Gaussian release whose σ grows with the sum: not the
+    Gaussian mechanism of any one μ — no figure from it (the noise depends
+    on the input)."""
+    s = float(np.sum(x))
+    sigma = (1.0 + s) * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return round(s + rng.normal(0.0, sigma), 2)
+
+
 def rounded_then_clamped(x, rng, epsilon=0.5):
     """Rounds, then clamps the plain rounded number at 0 in Python: ε-DP,
     but the clamp is a comparison the trace does not see — re-execution
@@ -349,7 +358,9 @@ for _f, _e in ((rounded_laplace_sum, 0.5), (rounded_laplace_sum_half_noise, 0.5)
                (rounded_and_raw, 0.5)):
     _f.claim_epsilon = _e
     _f.floating_point = False
-for _f in (rounded_gaussian_sum, rounded_gaussian_sum_half_sigma):
+rounded_gaussian_data_scale.claim_epsilon = 1.0
+rounded_gaussian_data_scale.floating_point = False
+for _f in (rounded_gaussian_sum, rounded_gaussian_sum_half_sigma, rounded_gaussian_data_scale):
     _f.claim_delta = 1e-5
 for _f in (sparse_vector_cutoff, numerical_sparse_vector):
     _f.relation = "bounded-all"
@@ -367,6 +378,7 @@ CASES.update({
     # at most their claims (their docstrings): not known exactly
     "sparse_vector_cutoff": (4, 1, None, "comparisons"),
     "numerical_sparse_vector": (4, 1, None, "rounded"),
+    "rounded_gaussian_data_scale": (3, 1, None, "rounded"),
     "rounded_then_clamped": (3, 1, 0.5, "refused"),
     "rounded_and_raw": (3, 1, 0.5, "refused"),
 })

@@ -357,6 +357,8 @@ def single_release(pa, pb, delta: float) -> Found | None:
         loss = None
     found = Found(0.0, upper=None if loss is None else
                   loss.epsilon_at(delta) if delta and loss.mu is not None else loss.epsilon)
+    if not np.allclose(Fa, Fb, rtol=1e-12, atol=0):
+        return found            # noise that depends on the input: no Gaussian mechanism here
     laws, F = merge_exponentials(pa.laws, Fa)
     cols = np.flatnonzero(np.any(F != 0, axis=0))
     if not (cols.size and all(laws[i] == "normal" for i in cols)):
