@@ -524,13 +524,19 @@ class Noisy:
             return handler(*args, **kwargs)
         noisy = _noisy_args(args, kwargs)
         if all(lift(a).noiseless for a in noisy):
-            out = func(*_plainify(args), **_plainify(kwargs))
-            deps = int(np.bitwise_or.reduce([_all(a) for a in noisy], initial=0))
-            if deps and isinstance(out, (np.ndarray, np.generic, int, float, bool)):
-                return Traced(out, np.array(np.broadcast_to(np.array(deps, dtype=object),
-                                                            np.shape(out)), dtype=object))
-            return out
+            return _plain_call(func, args, kwargs, noisy)
         _refuse(f"calls np.{func.__name__}")
+
+
+def _plain_call(func, args, kwargs, noisy):
+    """``func`` on arguments that carry no noise (``noisy``: those that are
+    traced values), its result carrying the comparisons they depend on."""
+    out = func(*_plainify(args), **_plainify(kwargs))
+    deps = int(np.bitwise_or.reduce([_all(a) for a in noisy], initial=0))
+    if deps and isinstance(out, (np.ndarray, np.generic, int, float, bool)):
+        return Traced(out, np.array(np.broadcast_to(np.array(deps, dtype=object),
+                                                    np.shape(out)), dtype=object))
+    return out
 
 
 def _noisy_args(args, kwargs):
@@ -759,9 +765,15 @@ def grid_value(op: str, step: float, y: float) -> float:
     return float(tidy(step, k * step))
 
 
+def grid_digits(step: float) -> int:
+    """The decimals of a grid of spacing ``step`` (2 for 0.01; 0 or fewer
+    for whole numbers and coarser)."""
+    return -math.floor(math.log10(step) + 1e-9)
+
+
 def tidy(step: float, q):
     """Grid values as the code writes them (0.3, not 0.30000000000000004)."""
-    digits = -math.floor(math.log10(step) + 1e-9)
+    digits = grid_digits(step)
     return np.round(q, digits) if digits > 0 else q
 
 
@@ -773,10 +785,7 @@ def on_grid(step: float, q: float) -> bool:
 def _round_array(a, decimals, original):
     x = lift(a)
     if x.noiseless:
-        out = original(x.const, decimals)
-        deps = _all(x)
-        return Traced(out, np.array(np.broadcast_to(np.array(deps, dtype=object), np.shape(out)),
-                                    dtype=object)) if deps else out
+        return _plain_call(original, (x.const, decimals), {}, [x])
     return x._round("round", 10.0 ** -decimals, lambda v: np.round(v, decimals))
 
 

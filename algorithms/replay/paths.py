@@ -443,10 +443,10 @@ def _agrees(path: Path, els, z) -> bool:
             if not isinstance(got, (int, float)) or isinstance(got, bool) or \
                     not on_grid(want.step, got):
                 return False
-            y = want.form(z)
-            lo, hi = preimage(want.op, want.step, float(got))
             zz = np.zeros(want.coef.size)
             zz[:min(zz.size, z.size)] = z[:zz.size]
+            y = want.const + want.coef @ zz
+            lo, hi = preimage(want.op, want.step, float(got))
             slack = REL * (abs(want.const) + np.abs(want.coef) @ np.abs(zz) + abs(got) + 1.0)
             if not lo - slack <= y <= hi + slack:
                 return False

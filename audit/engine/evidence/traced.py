@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from algorithms.replay.noise import Rounded, grid_digits
 from algorithms.replay.paths import traced_paths
 from algorithms.replay.tracer import ReplayRefused
 from audit.engine.models.affine_release import NotExact, release_loss
@@ -264,8 +265,7 @@ def _grid_words(values, step_of) -> list:
         if step is None or not isinstance(v, (int, float)) or isinstance(v, bool):
             out.append(v)
         else:
-            digits = max(0, -math.floor(math.log10(step) + 1e-9))
-            out.append(f"{v:.{digits}f}")
+            out.append(f"{v:.{max(0, grid_digits(step))}f}")
     return out
 
 
@@ -323,7 +323,7 @@ def _rounded(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
     if found.epsilon == -math.inf:
         raise NotExact("no rounded output was evaluated")
     steps = {j: o.step for p in psa.paths + psb.paths for j, o in enumerate(p.outputs)
-             if hasattr(o, "step")}
+             if isinstance(o, Rounded)}
     what = output_words(labels, _grid_words(found.values, steps))
     r = found.epsilon
     event = (f"the output {what} ({found.direction}): P {found.p:.6g} vs {found.p_other:.6g}, "

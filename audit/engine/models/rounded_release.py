@@ -88,6 +88,14 @@ def radius(o: Rounded) -> float:
     return o.step / 2 if o.op == "round" else o.step
 
 
+def _moved(lo, hi, size, step, upper: bool):
+    """An interval's ends moved out (``upper``) or in by ``FUZZ`` relative
+    to its values, the form's constant ``size`` and the step: where the
+    code's own floating-point rounding decides."""
+    e = FUZZ * (np.abs(lo) + np.abs(hi) + size + step)
+    return (lo - e, hi + e) if upper else (lo + e, hi - e)
+
+
 def _positions(path) -> list:
     return [j for j, o in enumerate(path.outputs) if isinstance(o, Rounded)]
 
@@ -115,9 +123,7 @@ def _log_p_path(p, out: tuple, upper: bool) -> float:
     for o, v in zip(p.outputs, out):
         if not isinstance(o, Rounded):
             continue
-        lo, hi = preimage(o.op, o.step, float(v))
-        e = FUZZ * (abs(lo) + abs(hi) + abs(o.const) + o.step)
-        lo, hi = (lo - e, hi + e) if upper else (lo + e, hi - e)
+        lo, hi = _moved(*preimage(o.op, o.step, float(v)), abs(o.const), o.step, upper)
         # lo < const + coef·z < hi
         rows += [o.coef, -o.coef]
         consts += [o.const - lo, hi - o.const]
@@ -259,10 +265,10 @@ def _grid_laws(law, a, oa, ob):
                              for c in (lo_c, hi_c) for t in (0,) + OFFSETS for sg in (-1, 1)}))
     iv = np.array([preimage(oa.op, oa.step, float(v)) for v in q]) if oa.op == "trunc" \
         else np.stack(preimage(oa.op, oa.step, q), axis=1)
-    e = FUZZ * (np.abs(iv).sum(axis=1) + max(abs(oa.const), abs(ob.const)) + oa.step)
+    size = max(abs(oa.const), abs(ob.const))
 
     def log_p(o, upper):
-        lo, hi = (iv[:, 0] - e, iv[:, 1] + e) if upper else (iv[:, 0] + e, iv[:, 1] - e)
+        lo, hi = _moved(iv[:, 0], iv[:, 1], size, oa.step, upper)
         zl, zh = (lo - o.const) / a, (hi - o.const) / a
         v = log_interval(law, np.minimum(zl, zh), np.maximum(zl, zh))
         return v + widen(v) if upper else v - widen(v)
