@@ -121,8 +121,11 @@ CLASS_ARGS = ["--epsilon", "1", "--horizon", "5", "--trials", "20000"]
 # search pilot and no witness, over the same 2 chunks a side as the default
 # audit, so the runs still spread over the workers; the verdicts are
 # checked on the default audit (the neighbour search, its witnesses).
+# The black-box mode named: at horizon 2 the replay of the class's uniform
+# draws is the pair's exact ε, and an audit left to choose runs no black-box
+# test beside it.
 REPRO_ARGS = ["--epsilon", "1", "--horizon", "2", "--trials", "20000", "--attack", "first-round",
-              "--witness", "off"]
+              "--witness", "off", "--mode", "black-box"]
 
 
 @pytest.mark.parametrize("cls,buggy", [("NoisyEpsGreedy", False), ("BuggyNoisyEpsGreedy", True),
@@ -631,14 +634,36 @@ def test_a_black_box_bound_above_its_pairs_exact_epsilon_decides_nothing(tmp_pat
     on randomized response at ε = 1).  The pair's exact ε from the replay
     of the code's own coin (1, confirmed by re-executing it) bounds every
     event's log-ratio, so that bound is known to have erred: it is shown
-    with a note, and neither the verdict nor the audit's ε_lb rests on it."""
+    with a note, and neither the verdict nor the audit's ε_lb rests on it.
+    (Both modes named: left to itself the audit runs no black-box test on a
+    pair whose exact ε the replay gives.)"""
     code, doc = _doc(tmp_path, "rr", f"{MOD}:bit_response", "--attack", "search",
-                     "--trials", "2000", "--confidence", "0.5", "--seed", "2")
+                     "--trials", "2000", "--confidence", "0.5", "--seed", "2",
+                     "--mode", "black-box", "--mode", "replay")
     assert code == 0 and doc["epsilon_lower_bound"] == pytest.approx(1.0, abs=1e-9)
     above = [a for a in doc["attacks"] if a["mode"] == "black-box" and a["epsilon_lower_bound"] > 1]
     assert above and all(a["verdict"] == "consistent" for a in above)
     assert all(a["notes"][0].startswith("this bound") for a in above)
     assert any("lies above that pair's exact ε" in n for n in doc["notes"])
+
+
+def test_a_pair_whose_exact_epsilon_the_replay_gives_gets_no_black_box_runs(tmp_path):
+    """Left to choose its modes, the audit replays the code's own draws
+    first: randomized response's coin, a finite output law confirmed by
+    re-executing the code, gives each pair's exact ε over every output, so
+    no black-box test runs on those pairs (its bound could only be lower)
+    and no error budget is spent.  A Laplace release, whose doubles an
+    event may read beyond the model over the reals, keeps its black-box
+    runs.  Deterministic: exact figures, no statistical error."""
+    code, doc = _doc(tmp_path, "rr", f"{MOD}:bit_response", "--attack", "search",
+                     "--trials", "2000")
+    assert code == 0 and doc["epsilon_lower_bound"] == pytest.approx(1.0, abs=1e-9)
+    assert doc["attacks"] and all(a["kind"] == "replay" and a["exact"] for a in doc["attacks"])
+    assert any(n.startswith("no black-box runs on search:") for n in doc["notes"])
+    code, doc = _doc(tmp_path, "lap", f"{MOD}:laplace_stream", "--attack", "search",
+                     "--trials", "2000", "--horizon", "2")
+    assert code == 0 and any(a["mode"] == "black-box" for a in doc["attacks"])
+    assert not any(n.startswith("no black-box runs") for n in doc["notes"])
 
 
 @pytest.mark.parametrize("name, buggy", [("agent", False), ("buggy_agent", True)])

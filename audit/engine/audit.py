@@ -202,17 +202,34 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # piece is judged against the claim scaled for its scenario's group (a
     # swept variant's own claim, unless the claim was overridden).
     hints = defect_hints(scenarios, checks_of)
-    evidence = [black_box_kind(sc, coupled, unseeded, blocking, early)(
-                    device.place(sc) if device else sc, i, claim_of(sc, claim, overridden),
-                    learned=witness, hints=hints.get(id(sc.algorithm), ()))
-                for i, sc in enumerate(scenarios) if black]
-    evidence += [KINDS[m](sc, i, claim_of(sc, claim, overridden))
-                 for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
-                 if m in ms]
+    boxes = [black_box_kind(sc, coupled, unseeded, blocking, early)(
+                 device.place(sc) if device else sc, i, claim_of(sc, claim, overridden),
+                 learned=witness, hints=hints.get(id(sc.algorithm), ()))
+             for i, sc in enumerate(scenarios) if black]
+    whites = [KINDS[m](sc, i, claim_of(sc, claim, overridden))
+              for i, (sc, ms) in enumerate(zip(scenarios, white)) for m in WHITE_MODES
+              if m in ms]
     start = time.perf_counter()
+    # The replay of the code's own draws first, where the modes are left to
+    # the audit: a pair whose replay gives its exact ε over every output
+    # (a finite output law, confirmed by re-executing the code) gets no
+    # black-box runs — they could only bound that figure from below.  The
+    # choice rests on exact evidence, none of the runs', so the remaining
+    # bounds share the error budget as if the dropped ones never existed.
+    done: dict = {}
+    skipped: list = []
+    if black and modes is None:
+        first = [e for e in whites if e.kind == "replay"]
+        done = dict(zip(map(id, first), collect(first, trials, confidence, sampler)))
+        known = {e.index for e in first if finite_exact(done[id(e)])}
+        skipped = [e.scenario for e in boxes if e.index in known]
+        boxes = [e for e in boxes if e.index not in known]
+    evidence = boxes + whites
+    rest = [e for e in evidence if id(e) not in done]
     # Bonferroni over every bound that can err, summed over the evidence
     # (exact evidence cannot err and takes no share).
-    results = collect(evidence, trials, confidence, sampler)
+    done.update(zip(map(id, rest), collect(rest, trials, confidence, sampler)))
+    results = [done[id(e)] for e in evidence]
     for e, r in zip(evidence, results):
         if r.kind in WHITE_MODES:
             r.rests_on = rests_on(checks_of.get(e.index, []), r.kind) or r.rests_on
@@ -230,7 +247,8 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        + ((f"they need the code's own draws, and {not_reproducible}",)
                           if left_out else ()) + disagreements,
                        notes=tuple(audit_notes(alg, claim, scenarios, black)
-                                   + blocks_notes(scenarios, blocking) + erred),
+                                   + blocks_notes(scenarios, blocking) + erred
+                                   + skipped_notes(skipped)),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command),
@@ -399,6 +417,27 @@ def reconcile(evidence, results) -> tuple:
     return tuple(out)
 
 
+def finite_exact(r) -> bool:
+    """Whether a result is the replay of a finite output law — cells of the
+    code's uniform draws, or the paths of comparisons of its continuous
+    draws, confirmed by re-executing the code —: its figure is then the
+    pair's exact ε over every output the code returns."""
+    details = getattr(r, "details", None) or {}
+    finite = ("cells" in details and "confirmed_by_reexecution" in details
+              or details.get("structure") == "comparisons" and "reexecuted" in details)
+    return r.kind == "replay" and bool(r.exact) and not r.informational and finite
+
+
+def skipped_notes(scenarios) -> list[str]:
+    """The audit's note on the pairs that got no black-box runs."""
+    if not scenarios:
+        return []
+    labels = ", ".join(sc.label for sc in scenarios)
+    return [f"no black-box runs on {labels}: the white-box replay gives "
+            f"{'that pair' if len(scenarios) == 1 else 'each'}'s exact ε over every output "
+            f"(confirmed by re-executing the code), which runs could only bound from below"]
+
+
 def supersede_above_exact(evidence, results) -> list:
     """A black-box bound above its pair's exact ε is known to have erred.
 
@@ -419,10 +458,7 @@ def supersede_above_exact(evidence, results) -> list:
     the audit's notes, one per bound."""
     exact: dict = {}
     for e, r in zip(evidence, results):
-        details = getattr(r, "details", None) or {}
-        finite = ("cells" in details and "confirmed_by_reexecution" in details
-                  or details.get("structure") == "comparisons" and "reexecuted" in details)
-        if r.kind == "replay" and r.exact and not r.informational and finite:
+        if finite_exact(r):
             exact[e.index] = max(exact.get(e.index, 0.0), r.per_record_lower_bound)
     notes = []
     for e, r in zip(evidence, results):

@@ -223,6 +223,8 @@ class AuditResult:
                 f"  neighbours: {relation_text(alg, c)}",
                 f"  budget: {self.trials:,} runs per side, {percent(self.confidence)} confidence "
                 f"(Bonferroni over {self.n_tests} bound{'s' if self.n_tests != 1 else ''}), "
+                f"seed {self.seed}" if self.n_tests else
+                f"  budget: exact evidence only (no statistical bound, nothing to Bonferroni), "
                 f"seed {self.seed}"] + self._backend_lines()
 
     def _backend_lines(self) -> list[str]:
