@@ -684,6 +684,42 @@ class RemembersItsArmLoss(RemembersItsArm):
         self.sums[self.last] -= loss
 
 
+class ChoosesThroughAHelper(RemembersItsArm):
+    """``update(loss)`` on the arm a helper kept: the choosing method keeps
+    nothing itself, so the row is tried first — and fails."""
+
+    def _choose(self):
+        self.last = int(np.argmax(self.sums + np.random.laplace(0, 1 / self.eps, self.k)))
+        return self.last
+
+    def select_arm(self):
+        return self._choose()
+
+    def update(self, loss):
+        self.sums[self.last] -= loss
+
+
+class HistoryGreedy:
+    """A greedy learner keeping ``(arm, loss)`` pairs in a list: a whole row
+    would be taken silently (``np.mean`` of rows is a number), and the
+    learner would read every arm's loss.  Its update reads the arm its
+    choosing method kept, so it is driven as the bandit it is."""
+
+    def __init__(self, n_arms=2, epsilon=1.0):
+        self.k, self.eps = n_arms, epsilon
+        self.history = []
+        self.last_arm = 0
+
+    def select_arm(self):
+        means = [np.mean([l for a, l in self.history if a == k] or [0.0]) for k in range(self.k)]
+        arm = int(np.argmin(np.array(means) + np.random.laplace(0, 1 / self.eps, self.k)))
+        self.last_arm = arm
+        return arm
+
+    def update(self, loss):
+        self.history.append((self.last_arm, loss))
+
+
 class HedgeOfLoss(RemembersItsArm):
     """``update(loss)`` taking the whole row (full information)."""
 

@@ -535,17 +535,23 @@ def test_a_library_functions_sensitivity_and_a_callable_mechanism_object():
 
 def test_an_update_of_one_value_is_the_played_arms_where_the_name_or_the_code_says_so():
     """``update(reward)``: the played arm's reward (a learner remembering
-    its arm); ``update(loss)`` is tried on the row first — Hedge takes it —
+    its arm); so is ``update(loss)`` reading the arm its choosing method
+    kept (even where a row would pass silently: ``HistoryGreedy``);
+    otherwise ``update(loss)`` is tried on the row first — Hedge takes it —
     and falls back to the played arm's loss where the code fails on a
     row."""
-    alg = build(f"{MOD}:RemembersItsArm", horizon=4)
-    assert alg.learner.feedback == "bandit" and "update(feedback)" in alg.extra["driven_by"]
-    alg = build(f"{MOD}:RemembersItsArmLoss", horizon=4)
+    for name in ("RemembersItsArm", "RemembersItsArmLoss", "HistoryGreedy"):
+        alg = build(f"{MOD}:{name}", horizon=4)
+        assert alg.learner.feedback == "bandit" and "update(feedback)" in alg.extra["driven_by"]
+        assert "fails on a row" not in alg.extra["driven_by"]
+        assert alg.claim.output == "the arms it plays"
+    alg = build(f"{MOD}:ChoosesThroughAHelper", horizon=4)
     assert alg.learner.feedback == "bandit" and "fails on a row" in alg.extra["driven_by"]
     assert alg.claim.output == "the arms it plays"
     alg = build(f"{MOD}:HedgeOfLoss", horizon=4)
     assert alg.learner.feedback == "full" and alg.claim.output == "the experts it chooses"
-    for name in ("RemembersItsArm", "RemembersItsArmLoss", "HedgeOfLoss"):
+    for name in ("RemembersItsArm", "RemembersItsArmLoss", "HedgeOfLoss", "HistoryGreedy",
+                 "ChoosesThroughAHelper"):
         simulate(build(f"{MOD}:{name}", horizon=4), np.zeros((4, 2)), 8,
                  np.random.default_rng(0))
 

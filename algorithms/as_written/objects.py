@@ -30,6 +30,10 @@ Conventions (``SELECT``, ``UPDATE``, ``RELEASE``; or named with
   ``predict(t)`` then ``observe_loss(t, loss_vector)``; an update that
   then takes one value named like one number (``loss``, ``reward``,
   ``value``, …) is a bandit's, the played arm's feedback.
+* ``update(reward)`` is a bandit's (the played arm's reward); so is
+  ``update(loss)`` (``cost``, ``value``) reading an attribute in which the
+  choosing method kept the arm it returned; any other ``update(loss)`` gets
+  the round's row, or the played arm's value where the code fails on one.
 
 Feedback is losses or rewards: the class attribute ``feedback = "loss"``
 or ``"reward"`` decides, else the name of the update method's last
@@ -50,8 +54,10 @@ May import: numpy, ``algorithms.core``, ``algorithms.errors``,
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
+import textwrap
 import operator
 from dataclasses import dataclass
 from typing import Optional
@@ -264,6 +270,11 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
     one = up[0].name.lower() if kind == "full" else ""      # "" is in neither list
     if update_round and one in SCALAR_NAMES or one in ONE_REWARD_NAMES:
         kind, update_arm = "bandit", False
+    elif one in SCALAR_NAMES and remembers_arm(cls, select, update):
+        # update(loss) reading the arm its choosing method kept: a bandit's
+        # update, fed the played arm's loss (a row it might silently
+        # accept would show it losses it never sees).
+        kind, update_arm = "bandit", False
     elif one in SCALAR_NAMES:
         fallback = True
     last = (up[1] if kind == "bandit" and update_arm else up[0]).name
@@ -271,6 +282,64 @@ def find_methods(cls, named: Optional[str], where: str, feedback: Optional[str])
     return Methods(kind, select, update, len(_required(sel)) == 1, losses,
                    select_round=select_round, update_round=update_round, update_arm=update_arm,
                    scalar_fallback=fallback)
+
+
+def _method_tree(cls, name: str):
+    """The parsed source of ``cls``'s method ``name``, or None."""
+    try:
+        source = textwrap.dedent(inspect.getsource(getattr(cls, name)))
+        return ast.parse(source)
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+
+
+def _self_reads(tree) -> set:
+    """The ``self.X`` attributes a method's tree reads."""
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == "self"
+            and isinstance(n.ctx, ast.Load)}
+
+
+def remembers_arm(cls, select: str, update: str) -> bool:
+    """Whether ``select`` keeps the arm it returns in an attribute
+    (``self.last = arm; return arm``, ``self.arm = …; return self.arm``)
+    that ``update`` reads: a bandit updating the arm it played."""
+    chooser, learner = _method_tree(cls, select), _method_tree(cls, update)
+    if chooser is None or learner is None:
+        return False
+    returned = [n.value for n in ast.walk(chooser) if isinstance(n, ast.Return) and n.value]
+    names = {ast.unparse(_unwrapped(v)) for v in returned}
+    kept = set()
+    for n in ast.walk(chooser):
+        # self.played.append(arm)
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "append" and len(n.args) == 1
+                and ast.unparse(_unwrapped(n.args[0])) in names
+                and isinstance(n.func.value, ast.Attribute)
+                and isinstance(n.func.value.value, ast.Name) and n.func.value.value.id == "self"):
+            kept.add(n.func.value.attr)
+        if isinstance(n, ast.Assign):
+            value = ast.unparse(_unwrapped(n.value))
+            for target in n.targets:
+                for t in ast.walk(target):
+                    if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                            and t.value.id == "self"
+                            and (value in names or f"self.{t.attr}" in names)):
+                        kept.add(t.attr)
+    return bool(kept & _self_reads(learner))
+
+
+def _unwrapped(node):
+    """``int(x)``, ``np.int64(x)`` and ``x.item()`` are ``x``."""
+    while True:
+        if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                and ast.unparse(node.func) in ("int", "np.int64", "numpy.int64", "np.intp")):
+            node = node.args[0]
+        elif (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "item"):
+            node = node.func.value
+        else:
+            return node
 
 
 def _fused_methods(cls, name: str, feedback: Optional[str], where: str) -> Methods:
