@@ -222,8 +222,12 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
         first = [e for e in whites if e.kind == "replay"]
         done = dict(zip(map(id, first), collect(first, trials, confidence, sampler)))
         known = {e.index for e in first if finite_exact(done[id(e)])}
-        skipped = [e.scenario for e in boxes if e.index in known]
+        skipped = [e.index for e in boxes if e.index in known]
         boxes = [e for e in boxes if e.index not in known]
+        for e in first:
+            if e.index in skipped:
+                r = done[id(e)]
+                r.notes = [SKIPPED_NOTE] + list(r.notes)
     evidence = boxes + whites
     rest = [e for e in evidence if id(e) not in done]
     # Bonferroni over every bound that can err, summed over the evidence
@@ -247,8 +251,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
                        + ((f"they need the code's own draws, and {not_reproducible}",)
                           if left_out else ()) + disagreements,
                        notes=tuple(audit_notes(alg, claim, scenarios, black)
-                                   + blocks_notes(scenarios, blocking) + erred
-                                   + skipped_notes(skipped)),
+                                   + blocks_notes(scenarios, blocking) + erred),
                        not_reproducible=not_reproducible,
                        strongest=strongest_evidence(results, [e.scenario for e in evidence],
                                                    command),
@@ -417,6 +420,11 @@ def reconcile(evidence, results) -> tuple:
     return tuple(out)
 
 
+# On the replay result of a pair that got no black-box runs.
+SKIPPED_NOTE = ("no black-box runs on this pair: this is its exact ε over every output, "
+                "which runs could only bound from below")
+
+
 def finite_exact(r) -> bool:
     """Whether a result is the replay of a finite output law — cells of the
     code's uniform draws, or the paths of comparisons of its continuous
@@ -426,16 +434,6 @@ def finite_exact(r) -> bool:
     finite = ("cells" in details and "confirmed_by_reexecution" in details
               or details.get("structure") == "comparisons" and "reexecuted" in details)
     return r.kind == "replay" and bool(r.exact) and not r.informational and finite
-
-
-def skipped_notes(scenarios) -> list[str]:
-    """The audit's note on the pairs that got no black-box runs."""
-    if not scenarios:
-        return []
-    labels = ", ".join(sc.label for sc in scenarios)
-    return [f"no black-box runs on {labels}: the white-box replay gives "
-            f"{'that pair' if len(scenarios) == 1 else 'each'}'s exact ε over every output "
-            f"(confirmed by re-executing the code), which runs could only bound from below"]
 
 
 def supersede_above_exact(evidence, results) -> list:
