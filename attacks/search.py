@@ -12,8 +12,9 @@ does so over neighbouring loss sequences, from the algorithm's shape alone:
   its changed round, so later changes are not searched);
 * **which coordinates change**, always across the whole loss class the
   algorithm declares, [lo, hi]^K (``Algorithm.loss_range``, [0, 1] unless
-  it says otherwise): one arm hi vs lo, all arms hi vs lo, or a swap
-  (hi, lo) vs (lo, hi) of arms 1 and 2; for loss rows that are function
+  it says otherwise): one arm hi vs lo, all arms hi vs lo, a swap
+  (hi, lo) vs (lo, hi) of arms 1 and 2, or (K ≥ 3) arm 1 against the rest,
+  (hi, lo, …, lo) vs (lo, hi, …, hi); for loss rows that are function
   parameters (PRIVATEBANDIT) the family's own largest change, f vs −f;
   another algorithm with its own ``check_losses`` keeps the candidates that
   hook accepts;
@@ -333,6 +334,10 @@ class _Space:
             return [("f-vs-minus-f", (), ())]
         K = self.K
         out = [(f"arm-{j + 1}", (j,), ()) for j in dict.fromkeys((0, 1 % K, K - 1))]
+        if K > 2:
+            # one arm up and every other down: a full-information learner's
+            # argmin moves most (its gap to each other arm changes by 2Δ)
+            out.append(("arm-1-vs-rest", (0,), tuple(range(1, K))))
         if K > 1:
             out += [("all-arms", tuple(range(K)), ()), ("swap-1-2", (0,), (1,))]
         return out

@@ -532,6 +532,25 @@ def clipped_output(x, rng, epsilon=1.0):
     return float(np.clip(np.round(x[0] + rng.laplace(0, 1 / epsilon), 3), 0, 1))
 
 
+def valid_sum_and_count(x, rng, epsilon=1.0):
+    """Drops malformed records (outside [0, 1]) and releases the noisy sum
+    of the rest and their number: on the domain [0, 1] every record is
+    valid, the count is always len(x), and the sum moves by at most 1 —
+    ε-DP.  The filter is no clamp: just outside [0, 1] a record counts for
+    nothing, just inside it counts (the outputs jump)."""
+    x = np.asarray(x, dtype=float)
+    valid = x[(x >= 0.0) & (x <= 1.0)]
+    return (round(float(valid.sum() + rng.laplace(0.0, 1.0 / epsilon)), 2), int(len(valid)))
+
+
+def valid_sum_to_ten(x, rng, epsilon=1.0):
+    """The sum of the records in [0, 10] (the others dropped), Laplace noise
+    of scale 10/ε: a filter at 10, no clamp — a record at 10 adds 10, one
+    just beyond adds nothing."""
+    x = np.asarray(x, dtype=float)
+    return float(np.round(x[(x >= 0) & (x <= 10)].sum() + rng.laplace(0, 10 / epsilon)))
+
+
 # ------------------------------------------------ the DP testers' programs as written
 def testers_sparse_vector(queries, epsilon, N, T):
     """``prng_first_sparse_vector`` as the DP testers' programs are written:

@@ -396,6 +396,23 @@ def test_a_function_clamping_its_values_is_audited_over_the_clamps_domain():
     assert r_bad.verdict == "violation" and r_bad.epsilon_lower_bound > 2
 
 
+def test_a_filter_dropping_out_of_range_values_is_no_clamp(tmp_path):
+    """``x[(x >= 0) & (x <= 1)]`` stops depending on a value beyond [0, 1],
+    as a clamp does, but its outputs jump at the end (a record counts just
+    inside, not beyond): the domain is not widened — neither by a hair
+    (−2.6·10⁻¹¹, where the record is dropped and its count, released, was
+    read as a leak of ε 17.6 against a correct program) nor to a filter's
+    wider end (10).  The correct program is then consistent, exactly (its
+    release traced: no statistical error)."""
+    for name in ("valid_sum_and_count", "valid_sum_to_ten"):
+        alg = build(f"{MOD}:{name}")
+        assert alg.loss_range == (0.0, 1.0), name
+        assert "clamp" not in (alg.extra["input_note"] or ""), name
+    code, doc = _doc(tmp_path, "valid", f"{MOD}:valid_sum_and_count", "--trials", "2000")
+    assert code == 0 and doc["verdict"] == "consistent"
+    assert doc["epsilon_lower_bound"] == pytest.approx(1.0, abs=1e-3)
+
+
 # ------------------------------------------------ the DP testers' programs
 def test_a_function_of_its_input_and_epsilon_alone_is_a_mechanism():
     """``noisy_max(queries, epsilon)`` drawing from ``np.random`` (the DP

@@ -343,6 +343,43 @@ CLAMP_MAX_SECONDS = 0.05
 # while an output that merely stops depending on a far value (an argmax the
 # moved answer no longer wins) is reached further out the more runs look.
 CLAMP_CONFIRM_RUNS = 1024
+# A clamp leaves the output continuous at its end: just inside it the
+# outputs are (run for run) nearly those beyond it.  A filter that drops
+# out-of-range values (``x[(x >= 0) & (x <= 1)]``) makes them jump there —
+# the value counts just inside and not beyond —, and taking its end for a
+# clamp would widen the domain to values the code treats as absent.  The
+# outputs' distance from the far ones is measured at the bisection's last
+# point inside the end (near it, though rounded outputs agreeing on the
+# bisection's few runs leave it a little way in) and CLAMP_INSIDE of the
+# way back to the midpoint: a clamp's is at most CLAMP_JUMP times the
+# latter (it grows with the distance from the end), a filter's about the
+# same (the jump) or more.
+CLAMP_INSIDE = 0.5
+CLAMP_JUMP = 0.1
+# An end within this share of the range's width of the range's own end does
+# not widen it (a clamp at the range's end, found a hair beyond it).
+CLAMP_NEGLIGIBLE = 1e-6
+
+
+def _distance(a: list, b: list) -> float:
+    """How far outputs ``a`` lie from ``b``, run for run: the mean over runs
+    of the largest difference between numeric leaves (1 for any other leaf
+    that differs, or a different number of leaves)."""
+    total = 0.0
+    for x, y in zip(a, b):
+        u, v = leaves(x), leaves(y)
+        if len(u) != len(v):
+            total += 1.0
+            continue
+        worst = 0.0
+        for p, q in zip(u, v):
+            if isinstance(p, (int, float)) and isinstance(q, (int, float)):
+                d = abs(float(p) - float(q))
+                worst = max(worst, d if math.isfinite(d) else (0.0 if p == q else 1.0))
+            elif p != q:
+                worst = max(worst, 1.0)
+        total += worst
+    return total / max(len(a), 1)
 
 
 def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi: float,
@@ -358,9 +395,11 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
     bisection finds where the outputs start to agree with the far ones;
     the end is the simplest decimal near that point whose outputs still
     agree (10, where rounded outputs first agree at 9.94); it must then
-    agree with the far value on ``CLAMP_CONFIRM_RUNS`` fresh runs.
-    Each end found beyond ``lo`` or ``hi`` replaces it; an end inside the
-    range is left as it is.  Returns ((lo, hi), (low end found, high end
+    agree with the far value on ``CLAMP_CONFIRM_RUNS`` fresh runs, and
+    the outputs must not jump there (``CLAMP_JUMP``: a filter dropping
+    out-of-range values is no clamp).  Each end found beyond ``lo`` or
+    ``hi`` (by more than ``CLAMP_NEGLIGIBLE`` of the width) replaces it; an
+    end inside the range is left as it is.  Returns ((lo, hi), (low end found, high end
     found)), or None — also where the code fails on far values or is too
     slow for the search (``CLAMP_MAX_SECONDS`` a call of ``CLAMP_RUNS``
     runs).  Only what the code was seen to do sets the range; the summary
@@ -380,14 +419,24 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
         return seen[v]
 
     def end(sign) -> Optional[float]:
-        e = bisected(sign)
-        if e is None:
+        found = bisected(sign)
+        if found is None:
             return None
+        e, a = found
+        def fresh(v):
+            return outputs(v, CLAMP_CONFIRM_RUNS, CLAMP_STREAM + 1)
+        far = fresh(sign * CLAMP_FAR)
         # confirmed on fresh runs: an argmax's "clamp" moves out as more look
-        return e if _same(*(outputs(v, CLAMP_CONFIRM_RUNS, CLAMP_STREAM + 1)
-                            for v in (e, sign * CLAMP_FAR))) else None
+        if not _same(fresh(e), far):
+            return None
+        # and continuous there: a filter's outputs jump at its end
+        near = _distance(fresh(a), far)
+        inside = _distance(fresh(a - sign * CLAMP_INSIDE * abs(a - mid)), far)
+        return e if inside > 0 and near <= CLAMP_JUMP * inside else None
 
-    def bisected(sign) -> Optional[float]:
+    def bisected(sign) -> Optional[tuple]:
+        """(the end, the last point inside it whose outputs differ from the
+        far ones)."""
         far = at(sign * CLAMP_FAR)
         if all(leaves(r) == leaves(far[0]) for r in far[1:]):
             return None                     # no noise left at far values: an output clamp
@@ -402,9 +451,9 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
         while scale >= abs(b - a):          # the coarsest decimals first
             nice = round(b / scale) * scale
             if abs(nice - b) <= window and _same(at(nice), far):
-                return float(nice) + 0.0
+                return float(nice) + 0.0, a
             scale /= 10
-        return float(b)
+        return float(b), a
 
     try:
         start = time.perf_counter()
@@ -418,7 +467,8 @@ def clamped_range(fn, shape: Shape, kwargs: dict, T: int, K: int, lo: float, hi:
             new_lo, new_hi = end(-1), end(+1)
     except Exception:   # noqa: BLE001 - code failing on far values: no clamp seen
         return None
-    found = (new_lo is not None and new_lo < lo, new_hi is not None and new_hi > hi)
+    tiny = CLAMP_NEGLIGIBLE * (hi - lo)
+    found = (new_lo is not None and new_lo < lo - tiny, new_hi is not None and new_hi > hi + tiny)
     out = (new_lo if found[0] else lo, new_hi if found[1] else hi)
     return (out, found) if any(found) and out[0] < out[1] else None
 
