@@ -273,3 +273,16 @@ def test_audit_check_says_how_many_chunks_came_from_the_store(tmp_path, capsys):
     assert re.search(r"store: 0 of \d+ chunks came from", first), first
     m = re.search(r"store: (\d+) of (\d+) chunks came from .* \(every audit resumed\)", second)
     assert m and m.group(1) == m.group(2) != "0", second
+
+
+def test_a_whole_output_observed_at_the_end_is_shown_alone_in_its_events():
+    """A function's whole output is observed at its last round; the codes
+    of the rounds before are padding, so an event on the sequence of codes
+    shows the output alone (it read like nine releases of the first code
+    before the real one)."""
+    from audit.engine.words import event_label, final_output
+    labels = ["('a', 'b')", "('c', 'd')"]
+    assert event_label("I = (1,1,2)", labels, final=True) == "output = ('c', 'd')"
+    assert event_label("I = (1,1,2)", labels) == "I = (('a', 'b'),('a', 'b'),('c', 'd'))"
+    assert final_output(build("tests.as_written_algos:noisy_argmax"))
+    assert not final_output(build("tests.as_written_algos:laplace_stream"))

@@ -520,6 +520,8 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
     per_run = is_class or shape.size is None
     extra = {"as_written": "class" if is_class else "function", "driven_by": how,
              "code_labels": labels, "per_run_calls": per_run,
+             # a function's whole output observed at its last round
+             "final_output": getattr(form, "layout", None) == "final",
              "input_note": _input_note(read_note, range_from, sensitivity_note, whole_note,
                                        _attr(obj, "built_note") if is_class else None),
              "environment": env.hook if env is not None else None,

@@ -173,9 +173,17 @@ _CODE_AT = re.compile(r"(I_(?:\d+|t|s|u) (?:=|!=) )(\d+)\b")
 _SEQUENCE = re.compile(r"I = \(([\d,]+)\)")
 
 
-def event_label(event: str, labels: Optional[list[str]]) -> str:
+def final_output(alg: Algorithm) -> bool:
+    """Whether a function's whole output is observed at its last round (the
+    rounds before carry no output of their own)."""
+    return bool((alg.extra or {}).get("final_output"))
+
+
+def event_label(event: str, labels: Optional[list[str]], final: bool = False) -> str:
     """An event as shown: its 1-based output codes replaced by what they
-    stand for, where the mechanism says (``code_labels``)."""
+    stand for, where the mechanism says (``code_labels``).  With ``final``
+    (the whole output observed at the last round), a sequence of codes is
+    shown as that output alone: the earlier rounds' codes are padding."""
     if not labels:
         return event
 
@@ -185,6 +193,8 @@ def event_label(event: str, labels: Optional[list[str]]) -> str:
 
     def seq(m) -> str:
         shown = [one(c) for c in m.group(1).split(",") if c]
+        if final and shown:
+            return "output = " + shown[-1]
         glue = "" if all(len(s) == 1 for s in shown) else ","
         return "I = (" + glue.join(shown) + ")"
 

@@ -45,7 +45,7 @@ from audit.engine.sampling import Request
 from audit.execution.blocks import BlockedGenerator
 from audit.execution.runs import DEFAULT_CHUNK
 from audit.engine.unions import with_ranked_unions
-from audit.engine.words import code_labels, event_label
+from audit.engine.words import code_labels, event_label, final_output
 
 STREAMS = (5, 6)            # pilot, test
 PILOT_SHARE = 0.2           # of the runs a side, for choosing the event and the bet
@@ -466,7 +466,8 @@ class CoupledEventTestEvidence(EventTestEvidence):
                 f"a side (streams [seed, pair, {STREAMS[0]}]), the test read {num.size:,} other "
                 f"blocks (streams [seed, pair, {STREAMS[1]}])"] + self._early_note(num.size),
             curve=curve, witness=self._witness_info(),
-            event_text=event_label(label, code_labels(sc.algorithm)),
+            event_text=event_label(label, code_labels(sc.algorithm),
+                                   final_output(sc.algorithm)),
             inputs=_short_inputs(sc), block_runs=m, blocks=int(num.size), design=p.design,
             predicted=p.predicted, coupled_test=p.coupled,
             looks=looks + 1 if looks else 0, planned_blocks=planned)

@@ -39,7 +39,7 @@ from audit.engine.evidence.base import Evidence, EvidenceResult
 from audit.engine.features import for_pair
 from audit.engine.sampling import Request
 from audit.engine.unions import with_ranked_unions
-from audit.engine.words import FLOAT_NOTE, code_labels, event_label
+from audit.engine.words import FLOAT_NOTE, code_labels, event_label, final_output
 from audit.engine.witness import TRAINING_STREAMS, features_task, train, training_runs
 
 # Attacks whose scenarios get a learned witness unless they say otherwise:
@@ -541,5 +541,6 @@ class EventTestEvidence(Evidence):
             max_detectable_epsilon=max_detectable_epsilon(n_hold, alpha, claim.delta),
             pair=sc.describe_pair(), rounds=sc.rounds,
             notes=list(sc.notes) + self._values_note() + float_note, curve=curve,
-            witness=witness, event_text=event_label(test.event, code_labels(sc.algorithm)),
+            witness=witness, event_text=event_label(test.event, code_labels(sc.algorithm),
+                                   final_output(sc.algorithm)),
             inputs=_short_inputs(sc))
