@@ -440,3 +440,14 @@ def test_roundings_read_the_intervals_of_their_grid():
     assert preimage("trunc", 1.0, -2.0) == (-3.0, -2.0)
     assert grid_value("trunc", 1.0, -2.7) == -2.0 and grid_value("round", 0.1, 0.26) == 0.3
     assert on_grid(0.01, 0.29) and not on_grid(0.01, 0.295)
+
+
+def test_an_audit_whose_trace_every_pair_refused_says_why_in_its_summary():
+    """No exact figure where the trace ran: the concise summary says why in
+    one line (the reason was shown only with -v)."""
+    from audit.engine import audit_algorithm
+    alg = build("tests.traced_algos:stored_noisy_argmax")
+    r = audit_algorithm(alg, ["search"], trials=2000, seed=0)
+    assert not any(x.exact for x in r.results)
+    line = [ln for ln in r.summary().splitlines() if ln.startswith("  no exact figure: ")]
+    assert len(line) == 1 and "re-executed" in line[0], r.summary()

@@ -382,3 +382,14 @@ CASES.update({
     "rounded_then_clamped": (3, 1, 0.5, "refused"),
     "rounded_and_raw": (3, 1, 0.5, "refused"),
 })
+
+
+def stored_noisy_argmax(x, rng, epsilon=1.0):
+    """Report-noisy-max whose noisy answers are stored in a float array:
+    numpy turns each noisy value into a plain double, so the argmax
+    compares numbers the trace no longer follows — re-execution refuses
+    the trace (no exact figure), and says why."""
+    noisy = np.zeros(len(x))
+    for i, v in enumerate(x):
+        noisy[i] = v + rng.laplace(0.0, 2.0 / epsilon)
+    return int(np.argmax(noisy))

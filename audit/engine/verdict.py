@@ -139,6 +139,7 @@ class AuditResult:
                 and ceiling < c.epsilon and c.curve is None):
             lines.append(f"  note: at this budget black-box evidence can show at most "
                          f"ε = {ceiling:.3g}, below the claim: raise --trials")
+        lines += self._untraced_lines()
         # What the audit could not read of the claim's output: one line each.
         lines += [f"  note: {n}" for n in self.notes]
         lines.append("  " + self._verdict_line())
@@ -146,6 +147,18 @@ class AuditResult:
         lines += self.reproduce_lines()
         lines += self._strongest_lines()
         return "\n".join(lines)
+
+    def _untraced_lines(self) -> list[str]:
+        """Why no exact figure, where the trace of the code's draws ran on
+        every pair and refused each: the first reason, in one line."""
+        replays = [r for r in self.results if r.kind == "replay"]
+        if not replays or any(r.exact for r in self.results):
+            return []
+        why = next((r.event for r in replays if str(r.event).startswith("no exact trace: ")),
+                   None)
+        if why is None:
+            return []
+        return [f"  no exact figure: {why[len('no exact trace: '):]} (-v for every pair)"]
 
     def _float_lines(self) -> list[str]:
         """Where a floating-point event decides a violation: that the code,
