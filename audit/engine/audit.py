@@ -21,6 +21,7 @@ from audit.engine.budget import per_run_code
 from audit.engine.models import check_declarations, failed, refusal_reason, rests_on
 from audit.engine.evidence import KINDS, MODES, WHITE_MODES, applicable_modes, collect
 from audit.engine.evidence.coupled import CoupledEventTestEvidence, blocks_probe
+from audit.engine.evidence.event_test import short_inputs
 from audit.engine.reproducibility import check_own_randomness
 from audit.engine.sampling import Sampler, pairs_namespace
 from audit.engine.scenarios import SEARCH, check_scenarios, scenarios_for, search_wanted
@@ -237,6 +238,7 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     for e, r in zip(evidence, results):
         if r.kind in WHITE_MODES:
             r.rests_on = rests_on(checks_of.get(e.index, []), r.kind) or r.rests_on
+            r.pair, r.inputs = e.scenario.describe_pair(), short_inputs(e.scenario)
             r.notes = list(getattr(e.scenario, "white_box_notes", ())) + list(r.notes)
     disagreements = reconcile(evidence, results)
     erred = supersede_above_exact(evidence, results)

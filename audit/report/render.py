@@ -540,8 +540,11 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             scope_cell = str(a.get("scope", "—"))
             if mechanism and scope_cell == "actions":
                 scope_cell = "output"
+            pair = ((_inputs_text(a.get("inputs")) if mechanism else None)
+                    or _pair_text(a.get("pair"), "answer" if mechanism
+                                  else "coordinate" if points else "arm"))
             rows.append([
-                _label(a), f"white-box ({a.get('kind', '?')})", scope_cell,
+                _label(a), f"white-box ({a.get('kind', '?')})", scope_cell, pair,
                 str(a.get("event", "?")), cnt, bnd,
                 ("exact for the draws the code was observed to make (rests on "
                  + ", ".join(r.get("short") or r.get("basis", "?")
@@ -551,8 +554,9 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
                 fmt(a.get("epsilon_lower_bound")),
                 f"{cmp.get('what', 'claim')} = {fmt(cmp.get('value'))}",
                 _attack_verdict(doc, a)])
-        B.append(("table", ["attack / scenario", "mode (kind)", "scope", "event", "counts",
-                            "bounds", "exact?", "ε_lb", "claim compared", "verdict"], rows))
+        B.append(("table", ["attack / scenario", "mode (kind)", "scope", "pair", "event",
+                            "counts", "bounds", "exact?", "ε_lb", "claim compared", "verdict"],
+                  rows))
 
     # -- details per attack: notes and figures
     if attacks:

@@ -40,7 +40,7 @@ from attacks.events import count_blocks, release_rounds_of
 from audit.engine.bounds import EventTest, max_detectable_epsilon, one_sided_bounds
 from audit.engine.coupled import Design, Plan, max_coupled_epsilon, plan, plan_lower_bound
 from audit.engine.evidence.event_test import (EventTestEvidence, EventTestResult,
-                                              _short_inputs)
+                                              short_inputs)
 from audit.engine.sampling import Request
 from audit.execution.blocks import BlockedGenerator
 from audit.execution.runs import DEFAULT_CHUNK
@@ -468,7 +468,7 @@ class CoupledEventTestEvidence(EventTestEvidence):
             curve=curve, witness=self._witness_info(),
             event_text=event_label(label, code_labels(sc.algorithm),
                                    final_output(sc.algorithm)),
-            inputs=_short_inputs(sc), block_runs=m, blocks=int(num.size), design=p.design,
+            inputs=short_inputs(sc), block_runs=m, blocks=int(num.size), design=p.design,
             predicted=p.predicted, coupled_test=p.coupled,
             looks=looks + 1 if looks else 0, planned_blocks=planned)
 

@@ -298,7 +298,7 @@ def _budget_curve(test, labels, parts_a, parts_b, alpha, delta, points: int = 40
     return {"runs_per_side": (2 * n[keep]).tolist(), "epsilon_lower_bound": eps}
 
 
-def _short_inputs(scenario, most: int = 64) -> Optional[dict]:
+def short_inputs(scenario, most: int = 64) -> Optional[dict]:
     """Both sides' inputs (the simulated rounds), when a mechanism reads at
     most ``most`` values: its pair is best read as two short vectors."""
     if not scenario.algorithm.learner.reads_first:
@@ -543,4 +543,4 @@ class EventTestEvidence(Evidence):
             notes=list(sc.notes) + self._values_note() + float_note, curve=curve,
             witness=witness, event_text=event_label(test.event, code_labels(sc.algorithm),
                                    final_output(sc.algorithm)),
-            inputs=_short_inputs(sc))
+            inputs=short_inputs(sc))

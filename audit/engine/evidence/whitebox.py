@@ -95,6 +95,10 @@ class WhiteBoxResult(EvidenceResult):
     # A curve claim (μ-GDP, ρ-zCDP) whose δ(ε) the certified lower band
     # exceeds somewhere (pld): a violation whatever ε_lb at its one δ says.
     curve_refuted: bool = False
+    # The pair in words and, for a mechanism of few answers, both inputs
+    # (set by the audit from the scenario, as a black-box result has them).
+    pair: Optional[str] = None
+    inputs: Optional[dict] = None
 
     @property
     def label(self) -> str:
@@ -162,6 +166,8 @@ class WhiteBoxResult(EvidenceResult):
                 "claim_compared": {"value": self.claim_value, "what": self.claim_label},
                 "verdict": verdict, "intermediate_object": self.intermediate,
                 "event": self.event, "exact": self.exact,
+                **({"pair": self.pair} if self.pair else {}),
+                **({"inputs": self.inputs} if self.inputs else {}),
                 "rests_on": [{"basis": b, "meaning": REST_WORDS[b], "short": REST_SHORT[b]}
                              for b in self.rests_on],
                 **({"exact_means": "exact for the draws the code was observed to make"}
