@@ -185,9 +185,8 @@ def _discrete(psa, psb, labels, delta: float) -> TracedPair:
                  f"{len(la)} and {len(lb)} distinct outputs")
     what = output_words(labels, o)
     eps, exact, notes = max(0.0, best), True, []
-    other = (f"at most {math.exp(hi):.3g} (no traced path gives it)" if absent
-             else f"{math.exp(hi):.6g}")
-    event = (f"the output {what} ({d}): P {math.exp(lo):.6g} vs {other}, exact log-ratio "
+    other = (f"at most {_p(hi, 3)} (no traced path gives it)" if absent else _p(hi))
+    event = (f"the output {what} ({d}): P {_p(lo)} vs {other}, exact log-ratio "
              f"{'∞' if not math.isfinite(best) else f'{best:.6g}'} (certified lower end)")
     if delta:
         if _hockey(la, lb, 0.0, missing) <= delta:
@@ -239,7 +238,7 @@ def _mixed(psa, psb, labels, delta: float) -> TracedPair:
     if atoms is not None and atoms[0] > eps:
         r, d, o, lo, hi = atoms
         what = output_words(labels, o)
-        event = (f"the output {what} ({d}): P {math.exp(lo):.6g} vs {math.exp(hi):.6g}, exact "
+        event = (f"the output {what} ({d}): P {_p(lo)} vs {_p(hi)}, exact "
                  f"log-ratio {r:.6g} (certified lower end)")
         eps = r
     elif got[1] is not None:
@@ -359,6 +358,15 @@ def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = Tru
     got.details["runs"] = [psa.runs, psb.runs]
     got.details["reexecuted"] = [psa.reexecuted, psb.reexecuted]
     return got
+
+
+def _p(log_p: float, digits: int = 6) -> str:
+    """A probability from its logarithm, as shown: below the smallest double
+    it is written as a power of e (not 0 beside a finite log-ratio)."""
+    if log_p == -math.inf:
+        return "0"
+    p = math.exp(log_p)
+    return f"{p:.{digits}g}" if p > 0 else f"e^{log_p:.{digits}g}"
 
 
 def traced_result(sc, claim, a, b, scope: str, what: str):
