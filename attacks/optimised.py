@@ -158,12 +158,12 @@ def optimise(alg: Algorithm, objective, budget: int = BUDGET, starts: int = STAR
         v = float(objective(a, b))
         return v if (math.isfinite(v) or v > 0) else 0.0
 
+    relation, step = relation_of(alg)
+    lo, hi = alg.loss_range
     starts_from = pattern_pairs(alg)
     if enumerable(alg):
         # One answer over a small integer domain: every neighbouring pair is
         # scored, so the best is the relation's own maximum.
-        _, step = relation_of(alg)
-        lo, hi = alg.loss_range
         starts_from += enumerated_pairs(alg, set(), lo, hi, step)
     scored = sorted(((score(a, b), name, a, b) for name, a, b in starts_from),
                     key=lambda s: -s[0])
@@ -175,16 +175,13 @@ def optimise(alg: Algorithm, objective, budget: int = BUDGET, starts: int = STAR
     # permuted so that the change sits at each other round in turn, are
     # scored too, with up to half the budget.
     moved = []
-    one_round = relation_of(alg)[0] != "bounded-all"
-    for value, name, a, b in scored[:starts] if one_round else ():
+    for value, name, a, b in scored[:starts] if relation != "bounded-all" else ():
         for t, (ma, mb) in moved_rounds(a, b):
             if trace.evaluations >= budget // 2:
                 break
             moved.append((score(ma, mb), f"{name}@{t + 1}", ma, mb))
     scored = sorted(scored + moved, key=lambda s: -s[0])
     best = scored[0]
-    _, step = relation_of(alg)
-    lo, hi = alg.loss_range
     ends = sorted({v for v in (lo, lo + step, hi - step, hi) if lo <= v <= hi})
     for value, name, a, b in scored[:starts]:
         if math.isinf(best[0]) or trace.evaluations >= budget:

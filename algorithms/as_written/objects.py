@@ -57,8 +57,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import textwrap
 import operator
+import textwrap
 from dataclasses import dataclass
 from typing import Optional
 
@@ -293,11 +293,18 @@ def _method_tree(cls, name: str):
         return None
 
 
+def _self_attribute(node) -> Optional[str]:
+    """X where ``node`` is ``self.X``, else None."""
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id == "self"):
+        return node.attr
+    return None
+
+
 def _self_reads(tree) -> set:
     """The ``self.X`` attributes a method's tree reads."""
-    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name) and n.value.id == "self"
-            and isinstance(n.ctx, ast.Load)}
+    return {n.attr for n in ast.walk(tree)
+            if _self_attribute(n) and isinstance(n.ctx, ast.Load)}
 
 
 def remembers_arm(cls, select: str, update: str) -> bool:
@@ -315,17 +322,15 @@ def remembers_arm(cls, select: str, update: str) -> bool:
         if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and n.func.attr == "append" and len(n.args) == 1
                 and ast.unparse(_unwrapped(n.args[0])) in names
-                and isinstance(n.func.value, ast.Attribute)
-                and isinstance(n.func.value.value, ast.Name) and n.func.value.value.id == "self"):
-            kept.add(n.func.value.attr)
+                and _self_attribute(n.func.value)):
+            kept.add(_self_attribute(n.func.value))
         if isinstance(n, ast.Assign):
             value = ast.unparse(_unwrapped(n.value))
             for target in n.targets:
                 for t in ast.walk(target):
-                    if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                            and t.value.id == "self"
-                            and (value in names or f"self.{t.attr}" in names)):
-                        kept.add(t.attr)
+                    attr = _self_attribute(t)
+                    if attr and (value in names or f"self.{attr}" in names):
+                        kept.add(attr)
     return bool(kept & _self_reads(learner))
 
 

@@ -218,17 +218,14 @@ def audit_algorithm(alg: Algorithm, attacks: Optional[Sequence[str]] = None,
     # choice rests on exact evidence, none of the runs', so the remaining
     # bounds share the error budget as if the dropped ones never existed.
     done: dict = {}
-    skipped: list = []
     if black and modes is None:
         first = [e for e in whites if e.kind == "replay"]
         done = dict(zip(map(id, first), collect(first, trials, confidence, sampler)))
         known = {e.index for e in first if finite_exact(done[id(e)])}
-        skipped = [e.index for e in boxes if e.index in known]
         boxes = [e for e in boxes if e.index not in known]
         for e in first:
-            if e.index in skipped:
-                r = done[id(e)]
-                r.notes = [SKIPPED_NOTE] + list(r.notes)
+            if e.index in known:
+                done[id(e)].notes = [SKIPPED_NOTE] + list(done[id(e)].notes)
     evidence = boxes + whites
     rest = [e for e in evidence if id(e) not in done]
     # Bonferroni over every bound that can err, summed over the evidence

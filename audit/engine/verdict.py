@@ -21,7 +21,7 @@ from typing import Optional
 from algorithms.core import Algorithm, Claim
 from audit import __version__
 from audit.engine.models import failed
-from audit.engine.words import FLOAT_NOTE, describe, relation_text, setting
+from audit.engine.words import FLOAT_NOTE, NO_TRACE, describe, relation_text, setting
 
 SCHEMA = "audit-result/1"
 
@@ -154,11 +154,10 @@ class AuditResult:
         replays = [r for r in self.results if r.kind == "replay"]
         if not replays or any(r.exact for r in self.results):
             return []
-        why = next((r.event for r in replays if str(r.event).startswith("no exact trace: ")),
-                   None)
+        why = next((r.event for r in replays if str(r.event).startswith(NO_TRACE)), None)
         if why is None:
             return []
-        return [f"  no exact figure: {why[len('no exact trace: '):]} (-v for every pair)"]
+        return [f"  no exact figure: {why[len(NO_TRACE):]} (-v for every pair)"]
 
     def _float_lines(self) -> list[str]:
         """Where a floating-point event decides a violation: that the code,

@@ -169,6 +169,10 @@ def describe(alg: Algorithm) -> dict:
     return d
 
 
+# How a replay result whose trace was refused begins its event (the summary
+# reads the reason back from it).
+NO_TRACE = "no exact trace: "
+
 _CODE_AT = re.compile(r"(I_(?:\d+|t|s|u) (?:=|!=) )(\d+)\b")
 _SEQUENCE = re.compile(r"I = \(([\d,]+)\)")
 

@@ -144,6 +144,14 @@ def _num(text: str) -> str:
     return fmt(v, 3).replace("-", "−")
 
 
+def _pair_cell(a: dict, mechanism: bool, points: bool) -> str:
+    """A result's pair as its table shows it: a mechanism's inputs as two
+    vectors where they are short, else the pair in words."""
+    return ((_inputs_text(a.get("inputs")) if mechanism else None)
+            or _pair_text(a.get("pair"), "answer" if mechanism
+                          else "coordinate" if points else "arm"))
+
+
 def _pair_text(pair, unit: str = "arm") -> str:
     """The neighbouring pair as the rounds and coordinates that differ:
     ``round 1, arm 1: 1 vs 0``.  The engine describes a pair as
@@ -511,9 +519,7 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             if group > 1:
                 claim_cell += f" (group of {group}; per record ε_lb = " \
                               f"{fmt(a.get('per_record_epsilon_lower_bound'))})"
-            pair = ((_inputs_text(a.get("inputs")) if mechanism else None)
-                    or _pair_text(a.get("pair"), "answer" if mechanism
-                                  else "coordinate" if points else "arm"))
+            pair = _pair_cell(a, mechanism, points)
             rows.append([
                 _label(a), "black-box", pair,
                 f"{a.get('event', '?')} (P on {num_side} over P on {den_side})",
@@ -540,9 +546,7 @@ def _blocks(doc: dict, figures: dict, regret_fig: Optional[str]) -> list:
             scope_cell = str(a.get("scope", "—"))
             if mechanism and scope_cell == "actions":
                 scope_cell = "output"
-            pair = ((_inputs_text(a.get("inputs")) if mechanism else None)
-                    or _pair_text(a.get("pair"), "answer" if mechanism
-                                  else "coordinate" if points else "arm"))
+            pair = _pair_cell(a, mechanism, points)
             rows.append([
                 _label(a), f"white-box ({a.get('kind', '?')})", scope_cell, pair,
                 str(a.get("event", "?")), cnt, bnd,

@@ -20,7 +20,7 @@ structure the trace found:
   Gaussian release the Gaussian mechanism it dominates at a claimed δ;
 * anything else is refused with the reason.
 
-May import: numpy, ``algorithms.replay``, ``audit.engine.models``.
+May import: numpy, ``algorithms.replay``, ``audit.engine.models``, ``audit.engine.words``.
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_pro
 from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
 from audit.engine.models.rounded_release import (one_value_at_delta, pure_epsilon, separable,
                                                  single_release)
+from audit.engine.words import NO_TRACE
 
 # A traced structure's path probabilities must sum to 1 within this (log).
 COVER = 1e-5
@@ -385,7 +386,7 @@ def traced_result(sc, claim, a, b, scope: str, what: str):
         # (an integration that cannot certify its bracket refuses too)
         return WhiteBoxResult(
             sc.label, "replay", scope, 0.0, claim.epsilon, what,
-            f"no exact trace: {why}", exact=False,
+            f"{NO_TRACE}{why}", exact=False,
             notes=[f"the code's continuous draws could not be traced exactly ({why}); nothing "
                    f"is claimed"])
     eps = got.epsilon
