@@ -310,6 +310,55 @@ def test_rounded_laplace_releases_attain_their_true_epsilon(name):
     assert got.details["upper"] == pytest.approx(true, rel=1e-9)
 
 
+@pytest.mark.parametrize("name", ["RoundedTreeCounter", "RoundedShortTreeCounter"])
+def test_rounded_prefix_sums_of_shared_draws_attain_their_true_epsilon(name):
+    """A tree counter's rounded counts combine several draws each
+    (``models.rounded_cells``): an output's probability is the density's
+    integral over the box that rounds to it, in closed form inside one sign
+    of every draw.  The figure is the true ε less the rounding's
+    floating-point margin (a relative 1e-8 on each end of eight intervals
+    0.01 wide, on both sides: below 1e-3), never above it."""
+    a, b = _round_one(8)
+    got = traced_pair(_alg(name), a, b, "output")
+    true = T.CASES[name][2]
+    assert got.exact and got.details["structure"] == "rounded"
+    assert true - 1e-3 < got.epsilon <= true
+    assert got.details["upper"] == pytest.approx(true, rel=1e-9)
+    assert "invertible map" in " ".join(got.notes)
+
+
+def test_a_box_probability_of_shared_draws_is_bracketed_by_its_certified_ends():
+    """y = c + F·z over two Laplace draws: the closed form inside one sign
+    of each draw, and the unimodal bounds on a box across a sign change,
+    against numerical integration of the density (``scipy.integrate``)."""
+    from scipy.integrate import dblquad
+    from audit.engine.models.rounded_cells import _Side
+    F = np.array([[2.0, 0.0], [2.0, 1.5]])
+    c = np.array([0.3, -0.2])
+    side = _Side(("laplace", "laplace"), F, c)
+    G = np.linalg.inv(F)
+
+    def density(y2, y1):
+        z = G @ (np.array([y1, y2]) - c)
+        return abs(np.linalg.det(G)) * math.exp(-abs(z[0]) - abs(z[1])) / 4
+    for lo, hi, exact in (([2.0, 4.0], [2.1, 4.05], True), ([0.25, -0.3], [0.45, 0.0], False)):
+        lo, hi = np.array(lo), np.array(hi)
+        truth = math.log(dblquad(density, lo[0], hi[0], lo[1], hi[1], epsabs=0, epsrel=1e-10)[0])
+        low, up = side.log_p(lo, hi, upper=False), side.log_p(lo, hi, upper=True)
+        assert low <= truth + 1e-9 and truth <= up + 1e-9
+        assert (abs(up - low) < 1e-12 and abs(low - truth) < 1e-8) if exact else up - low > 0.01
+    # the first box keeps one sign of both draws: exact
+    assert side._exact(np.array([2.0, 4.0]) - c, np.array([2.1, 4.05]) - c,
+                       G @ (np.array([2.05, 4.025]) - c), np.abs(G) @ [0.05, 0.025]) is not None
+
+
+def test_a_rounded_tree_counter_one_level_short_is_an_exact_violation():
+    res = _audit("RoundedShortTreeCounter", attacks=("optimised",))
+    best = _best(res)
+    assert res.verdict == "violation" and best.exact and best.rests_on == ("trace",)
+    assert 4 / 3 - 1e-3 < best.epsilon_lower_bound <= 4 / 3
+
+
 def test_a_rounded_release_with_half_the_noise_is_an_exact_violation():
     res = _audit("rounded_laplace_sum_half_noise")
     best = _best(res)

@@ -384,6 +384,30 @@ CASES.update({
 })
 
 
+class RoundedTreeCounter(TreeCounter):
+    """The binary mechanism releasing its running counts rounded to two
+    decimals: each count sums several nodes' draws, so the rounded values
+    share draws (an invertible map of them).  Rounding is post-processing,
+    and far inside one sign of every draw the density ratio is e^ε over the
+    whole box of values that round to an output: true ε 1."""
+
+    def release(self, value):
+        return round(super().release(value), 2)
+
+
+class RoundedShortTreeCounter(RoundedTreeCounter):
+    """The same one level short (``ShortTreeCounter``): true ε 4/3."""
+
+    missing_levels = 1
+
+
+for _c in (RoundedTreeCounter, RoundedShortTreeCounter):
+    _c.claim_epsilon = 1.0
+    _c.floating_point = False
+CASES.update({"RoundedTreeCounter": (8, 1, 1.0, "rounded"),
+              "RoundedShortTreeCounter": (8, 1, 4 / 3, "rounded")})
+
+
 def stored_noisy_argmax(x, rng, epsilon=1.0):
     """Report-noisy-max whose noisy answers are stored in a float array:
     numpy turns each noisy value into a plain double, so the argmax

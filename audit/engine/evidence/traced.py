@@ -18,6 +18,8 @@ structure the trace found:
 * noisy values rounded onto a grid: ``models.rounded_release`` — the
   largest certified log-ratio over the outputs tried, and for a rounded
   Gaussian release the Gaussian mechanism it dominates at a claimed δ;
+  rounded values that combine several draws through an invertible map
+  (rounded prefix sums of a continual counter): ``models.rounded_cells``;
 * anything else is refused with the reason.
 
 May import: numpy, ``algorithms.replay``, ``audit.engine.models``, ``audit.engine.words``.
@@ -35,6 +37,7 @@ from algorithms.replay.tracer import ReplayRefused
 from audit.engine.models.affine_release import NotExact, release_loss
 from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_probability
 from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
+from audit.engine.models.rounded_cells import invertible
 from audit.engine.models.rounded_release import (one_value_at_delta, pure_epsilon, separable,
                                                  single_release)
 from audit.engine.words import NO_TRACE
@@ -313,6 +316,12 @@ def _rounded(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
                  f"pure ε ∞ (its privacy loss is unbounded)")
         return TracedPair(math.inf, True, structure, event, details, notes)
     found = separable(psa.paths[0], psb.paths[0]) if single is not None else None
+    if found is None and single is not None:
+        found = invertible(psa.paths[0], psb.paths[0])
+        if found is not None:
+            notes.append("the rounded values combine several draws through an invertible map: "
+                         "an output's probability is the noise's density integrated over the "
+                         "box of values that round to it (certified ends)")
     if found is None:
         try:
             found = pure_epsilon(psa.paths, psb.paths, *missing, quick=quick)
