@@ -59,8 +59,10 @@ def load_user_object(path: str):
     # their own module from their project folder.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    from .as_written.construction import watching
     try:
-        module = importlib.import_module(module_name)
+        with watching():        # which objects the module's constructors made draw
+            module = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure is bad input
         raise ValueError(f"algorithm {path!r}: cannot import module {module_name!r} "
                          f"({type(exc).__name__}: {exc})") from None

@@ -32,6 +32,7 @@ answers (the DP testers' benchmark suite: ``algorithms.dp_testers``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 
 import numpy as np
@@ -412,14 +413,15 @@ def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int, runs: int = P
 
 
 def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
-                  share: float = 1.0) -> Union:
+                  share: float = 1.0, most: Optional[int] = None) -> Union:
     """The event family of a stream pair, fixed from a pilot of ``share`` ×
-    ``PILOT_RUNS`` runs a side on streams ``SeedSequence([0x57EA, key,
-    side])`` that no audit run uses."""
+    ``PILOT_RUNS`` runs a side (at most ``most``, at least ``MIN_RUNG``) on
+    streams ``SeedSequence([0x57EA, key, side])`` that no audit run uses."""
     T = alg.horizon
     K = alg.learner.n_arms
     runs = ENUMERATED_PILOT if enumerable(alg) else PILOT_RUNS
-    traces = _pilot(alg, a, b, key, max(MIN_RUNG, int(share * runs)))
+    runs = int(share * runs) if most is None else min(int(share * runs), most)
+    traces = _pilot(alg, a, b, key, max(MIN_RUNG, runs))
     parts = []
     if K > 1:
         rounds = tuple(range(T))
@@ -525,6 +527,12 @@ SEARCH_RUNS = (500, 2000, 8000)   # successive-halving rungs (runs per side)
 ENUMERATED_RUNS = (2000, 16000, 128000)
 MIN_RUNG = 100              # the fewest pilot runs a side, however small the share
 SEARCH_FINALISTS = 2
+# Run-rounds of a full-size stream search's pilot for code run as written
+# (one call a run and round): cut to the pilot's share, about the seconds
+# the budget gives it (audit.engine.budget: 0.3 of the time) — at T = 16 and
+# a share of 1/4, 47 000 runs, some twenty of the candidates; at T = 1 000
+# and 1/8, one candidate on 100 runs a side.
+STREAM_PILOT_ROUNDS = 3_000_000
 
 
 def search_candidates(alg: Algorithm) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -616,6 +624,22 @@ def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
     if not cands:
         raise ValueError(f"attack search: no neighbouring pair of {alg.name} fits its domain")
     T = alg.horizon
+    most, among = None, len(cands)
+    afford = affordable_runs(alg, share)
+    if afford is not None:
+        # Code run as written, its pilot cut to a share: the pilot's runs
+        # (events and the first rung, both sides, per candidate) fit
+        # ``STREAM_PILOT_ROUNDS`` × share run-rounds, over candidates spread
+        # along the list (the patterns' first); with no more than the
+        # finalists, no halving.
+        most = max(MIN_RUNG, afford // 4)
+        per = 2 * (max(MIN_RUNG, min(int(share * PILOT_RUNS), most)) + rungs[0])
+        keep = max(1, afford // per)
+        if keep < len(cands):
+            cands = [cands[int(i)] for i in np.unique(np.linspace(0, len(cands) - 1, keep)
+                                                      .round().astype(int))]
+        if len(cands) <= SEARCH_FINALISTS:
+            rungs = ()
     point_rounds = tuple(range(T)) if alg.learner.point is not None else ()
     fams = {}
     alive = list(range(len(cands)))
@@ -626,7 +650,7 @@ def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
         for i in alive:
             name, a, b = cands[i]
             if i not in fams:
-                fams[i] = stream_events(alg, a, b, 0x100 + i, share)
+                fams[i] = stream_events(alg, a, b, 0x100 + i, share, most)
             counts = []
             key += 1
             for side, losses in enumerate((a, b)):
@@ -640,11 +664,26 @@ def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
     out = []
     for rank, i in enumerate(alive, 1):
         name, a, b = cands[i]
+        if i not in fams:
+            fams[i] = stream_events(alg, a, b, 0x100 + i, share, most)
+        how = (f"pilot score {scores[i][0]:.3g} on {rungs[-1]} runs per side, streams "
+               f"SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's" if rungs else
+               f"{len(cands)} of {among} candidates, spread over the list, fit the time the "
+               f"budget gave the pilot: no ranking")
         out.append(Scenario(f"search:{name}", alg, a, b, fams[i], T, learned=True, notes=[
             f"stream search finalist {rank} of {len(alive)} among {len(cands)} candidate "
-            f"pairs (pilot score {scores[i][0]:.3g} on {rungs[-1]} runs per side, "
-            f"streams SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's)"]))
+            f"pairs ({how})"]))
     return out
+
+
+def affordable_runs(alg: Algorithm, share: float) -> Optional[int]:
+    """Runs (both sides, all candidates) the stream search's pilot may make
+    for code run as written whose pilot is cut to ``share`` < 1: a number
+    of run-rounds, so a function of the share and the horizon only (the
+    command reproducing the audit gives the share); None otherwise."""
+    if share >= 1.0 or not (alg.extra or {}).get("per_run_calls"):
+        return None
+    return max(1, int(share * STREAM_PILOT_ROUNDS / max(1, alg.horizon)))
 
 
 class Search(NeighbourSearch):

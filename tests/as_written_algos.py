@@ -853,3 +853,47 @@ def first_above(queries, epsilon=1.0, threshold=0.5):
 
 
 first_above.relation = "bounded-all"
+
+
+class PullFeedbackGreedy:
+    """A learner whose update method is named ``feedback(arm, reward)`` (a
+    method, not the declaration ``feedback = "reward"``): greedy on noisy
+    mean rewards after one round-robin pass, as written in tutorials."""
+
+    def __init__(self, n_arms=2, epsilon=1.0, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.sums, self.counts = np.zeros(n_arms), np.zeros(n_arms)
+        self.epsilon = epsilon
+
+    def pull(self):
+        if self.counts.min() == 0:
+            return int(np.argmin(self.counts))
+        return int(np.argmax(self.sums / self.counts))
+
+    def feedback(self, arm, reward):
+        self.sums[arm] += reward + self.rng.laplace(0.0, 1.0 / self.epsilon)
+        self.counts[arm] += 1
+
+
+class GaussianCommit:
+    """Round robin for two rounds an arm, then the argmax of the sums plus
+    N(0, 1) noise: the Gaussian mechanism on the sums.  One round's row
+    changes only the sum of the arm played that round, by at most 1 (ℓ2
+    sensitivity 1), so ρ = 1/(2σ²) = 1/2 zCDP.  It takes no ε and states no
+    claim: its audit is given one (``--claim-rho``)."""
+
+    def __init__(self, n_arms=2, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.sums, self.t, self.n_arms, self.choice = np.zeros(n_arms), 0, n_arms, None
+
+    def select(self):
+        if self.t < 2 * self.n_arms:
+            return self.t % self.n_arms
+        if self.choice is None:
+            self.choice = int(np.argmax(self.sums + self.rng.normal(0.0, 1.0, self.n_arms)))
+        return self.choice
+
+    def update(self, arm, reward):
+        if self.t < 2 * self.n_arms:
+            self.sums[arm] += reward
+        self.t += 1

@@ -689,6 +689,23 @@ def test_a_pair_whose_exact_epsilon_the_replay_gives_gets_no_black_box_runs(tmp_
     assert not any(n.startswith("no black-box runs") for a in doc["attacks"] for n in a["notes"])
 
 
+@pytest.mark.parametrize("name, cls", [("held_first", "HeldGeneratorFirst"),
+                                       ("global_first", "GlobalNumpyFirst"),
+                                       ("python_first", "PythonRandomFirst")])
+def test_an_object_built_with_its_noise_drawn_is_refused_not_judged(name, cls):
+    """Noise drawn in ``__init__`` (``tests/predrawn_algos.py``): every copy
+    of the object would hold the same draws, and comparing inputs on such
+    runs shows any ε (a deterministic commit: a false violation).  The
+    object is refused in one line naming its class (exit 2); its class,
+    and an object that draws when it commits, are audited."""
+    with pytest.raises(ValueError, match=rf"drew random numbers while the module built it .*"
+                                         rf"audit its class instead \(tests.predrawn_algos:{cls}\)"):
+        build(f"tests.predrawn_algos:{name}")
+    assert main(["run", f"tests.predrawn_algos:{name}", "--no-store"]) == 2
+    assert build(f"tests.predrawn_algos:{cls}").claim.epsilon == 1.0
+    assert build("tests.predrawn_algos:at_commit").claim.epsilon == 1.0
+
+
 @pytest.mark.parametrize("name, buggy", [("agent", False), ("buggy_agent", True)])
 def test_a_learner_the_module_built_is_audited_one_copy_per_run(tmp_path, name, buggy):
     """``mymod:agent``, an object built in the module, is audited one fresh

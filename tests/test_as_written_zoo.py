@@ -122,6 +122,17 @@ def test_fused_step_and_round_indexed_methods_are_driven_as_written():
                                                 ).extra["driven_by"]
 
 
+def test_an_update_method_named_feedback_is_a_method_not_a_declaration():
+    """``pull()``/``feedback(arm, reward)``: the method's name is not read as
+    the class's declaration of its feedback (``feedback = "reward"``); its
+    parameter says rewards."""
+    alg = build("tests.as_written_algos:PullFeedbackGreedy", horizon=40)
+    losses = np.zeros((40, 2))
+    losses[:, 0] = 1.0          # arm 2 is better (reward 1)
+    acts = simulate(alg, losses, 200, np.random.default_rng(0)).actions
+    assert (acts[:, -1] == 1).mean() > 0.8
+
+
 def test_a_learner_pulling_its_own_rewards_gets_the_audits():
     """A learner that calls ``self.pull_arm(arm)`` or ``env.pull(arm)`` is
     given the audit's rewards: the arm it asks for is the arm it plays, and

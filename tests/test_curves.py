@@ -15,6 +15,7 @@ import pytest
 from scipy.special import ndtr, ndtri
 
 from algorithms import build
+from audit.cli.main import main
 from algorithms.claim_curves import (approx_delta, certified_delta, certified_mu, gdp_delta,
                                      profile_of, reference_point, zcdp_delta)
 from algorithms.core import Claim
@@ -192,6 +193,14 @@ def test_gaussian_under_a_rho_zcdp_claim_too_small_is_a_violation():
                         "black-box", "--quiet")
     assert rc == 1, out + err
     assert "0.2-zCDP" in out
+
+
+def test_a_curve_claim_alone_judges_code_that_states_no_claim():
+    """``--claim-rho`` is the whole claim: code that states none (and takes
+    no ε) is audited under it, with no ε asked for."""
+    code = main(["run", "tests.as_written_algos:GaussianCommit", "--claim-rho", "0.5",
+                 "--horizon", "6", "--trials", "500", "--no-store", "--quiet"])
+    assert code == 0
 
 
 def test_curve_flags_are_one_claim():

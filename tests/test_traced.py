@@ -491,11 +491,23 @@ def test_roundings_read_the_intervals_of_their_grid():
     assert on_grid(0.01, 0.29) and not on_grid(0.01, 0.295)
 
 
+def test_noisy_values_stored_in_the_code_s_own_float_array_are_traced():
+    """``noisy = np.zeros(k); noisy[i] = q + Lap``: the array keeps the
+    forms (``algorithms.replay.slots``), the argmax is traced, the correct
+    one is within its claim and half the noise is an exact violation."""
+    for name in ("stored_noisy_argmax", "stored_noisy_argmax_half_noise"):
+        res = _audit(name, attacks=("optimised",))
+        best = _best(res)
+        assert best.exact and best.rests_on == ("trace",)
+        assert res.verdict == ("consistent" if T.CASES[name][2] <= 1 else "violation")
+        assert best.epsilon_lower_bound <= T.CASES[name][2] + 1e-9
+
+
 def test_an_audit_whose_trace_every_pair_refused_says_why_in_its_summary():
     """No exact figure where the trace ran: the concise summary says why in
     one line (the reason was shown only with -v)."""
     from audit.engine import audit_algorithm
-    alg = build("tests.traced_algos:stored_noisy_argmax")
+    alg = build("tests.traced_algos:stored_through_a_row_view", arms=3)
     r = audit_algorithm(alg, ["search"], trials=2000, seed=0)
     assert not any(x.exact for x in r.results)
     line = [ln for ln in r.summary().splitlines() if ln.startswith("  no exact figure: ")]

@@ -409,11 +409,41 @@ CASES.update({"RoundedTreeCounter": (8, 1, 1.0, "rounded"),
 
 
 def stored_noisy_argmax(x, rng, epsilon=1.0):
-    """Report-noisy-max whose noisy answers are stored in a float array:
-    numpy turns each noisy value into a plain double, so the argmax
-    compares numbers the trace no longer follows — re-execution refuses
-    the trace (no exact figure), and says why."""
-    noisy = np.zeros(len(x))
-    for i, v in enumerate(x):
+    """Report-noisy-max whose noisy answers are stored in a float array the
+    code made (``np.zeros``): the array keeps them noisy while traced
+    (``algorithms.replay.slots``), so the argmax is traced exactly: ε-DP."""
+    noisy = np.zeros(np.size(x))
+    for i, v in enumerate(np.ravel(x)):
         noisy[i] = v + rng.laplace(0.0, 2.0 / epsilon)
     return int(np.argmax(noisy))
+
+
+def stored_noisy_argmax_half_noise(x, rng, epsilon=1.0):
+    """The same with Laplace(1/ε), through ``np.empty`` and the method
+    ``argmax``: true ε 2ε over one changed answer."""
+    noisy = np.empty(np.size(x))
+    for i, v in enumerate(np.ravel(x)):
+        noisy[i] = v + rng.laplace(0.0, 1.0 / epsilon)
+    return int(noisy.argmax())
+
+
+def stored_through_a_row_view(x, rng, epsilon=1.0):
+    """Noisy answers written through a view of a row (``row = noisy[0]``):
+    the array the argmax reads never sees the noise as noise, so the
+    comparisons are not traced — re-execution refuses the trace (no exact
+    figure), and says why."""
+    noisy = np.zeros((1, np.size(x)))
+    row = noisy[0]
+    for i, v in enumerate(np.ravel(x)):
+        row[i] = v + rng.laplace(0.0, 2.0 / epsilon)
+    return int(np.argmax(noisy))
+
+
+for _f in (stored_noisy_argmax, stored_noisy_argmax_half_noise, stored_through_a_row_view):
+    _f.claim_epsilon = 1.0
+    _f.floating_point = False
+    _f.relation = "bounded-all"
+    _f.max_change = 1.0
+CASES.update({"stored_noisy_argmax": (1, 3, 1.0, "comparisons"),
+              "stored_noisy_argmax_half_noise": (1, 3, 2.0, "comparisons"),
+              "stored_through_a_row_view": (1, 3, None, "refused")})

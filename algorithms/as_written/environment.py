@@ -33,7 +33,7 @@ import numpy as np
 from algorithms.core import Learner
 from algorithms.errors import UserCodeError
 from . import capture
-from .objects import build_objects
+from .objects import build_objects, declared_feedback
 
 HOOKS = ("pull_arm", "get_reward", "sample_reward", "draw_reward", "environment", "env_step",
          "get_loss", "sample_loss")
@@ -109,9 +109,7 @@ def find_environment(cls, named: Optional[str], driver: Optional[str], where: st
                          f"{', '.join(DRIVERS[:5])}, …); name it with --methods ROUND")
     if _required_positional(getattr(cls, driver)) != 0:
         raise ValueError(f"{where}.{driver} must play a round without arguments")
-    declared = feedback or getattr(cls, "feedback", None)
-    if declared is not None and declared not in ("loss", "reward"):
-        raise ValueError(f"{where}.feedback must be 'loss' or 'reward', got {declared!r}")
+    declared = declared_feedback(cls, feedback, where)
     losses = declared == "loss" if declared else "loss" in hook.lower() or "cost" in hook.lower()
     return EnvMethods(driver, hook, param, losses)
 

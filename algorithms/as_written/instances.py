@@ -10,6 +10,10 @@ by one seeded from the run's seed — otherwise every copy would draw the
 same numbers and the runs would be copies of one another.  Draws from
 numpy's or Python's global state are captured per run as for any class.
 
+An object whose constructor drew random numbers (its noise drawn in
+``__init__``) is refused with one line naming its class: every copy would
+hold the same draws (``construction``).
+
 What the object was built with is its own: its number of arms and horizon
 are read from its attributes (``n_arms``, ``k``, ``horizon``, …; the
 audit's defaults where it has none), and its ε and δ (``epsilon``,
@@ -17,7 +21,7 @@ audit's defaults where it has none), and its ε and δ (``epsilon``,
 would build it anew (``--epsilon``, ``--arms``, ``--param``) are refused by
 the caller with one line naming the class to audit instead.
 
-May import: numpy, ``algorithms.as_written.binding``, ``algorithms.as_written.capture``.
+May import: numpy, ``algorithms.as_written.binding``, ``capture`` and ``construction``.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from typing import Optional
 import numpy as np
 
 from .binding import SPELLINGS, positive_attribute
+from .construction import drew_at_construction
 from .capture import _ORIGINAL_RANDOM, _ORIGINAL_RANDOMSTATE
 
 HELD_STREAM = 0x0B1EC7
@@ -85,6 +90,12 @@ def copies_of(obj, where: str):
     object's horizon and arms as defaults (what ``binding`` reads), and it
     carries the object's stated attributes and its ε and δ as the claim."""
     cls = type(obj)
+    drew = drew_at_construction(obj)
+    if drew is not None:
+        raise ValueError(f"{where} drew random numbers while the module built it ({drew}): "
+                         f"every copy of it would hold those same draws, so its runs "
+                         f"would not be independent runs of the mechanism; audit its class "
+                         f"instead ({cls.__module__}:{cls.__qualname__})")
     try:
         template = copy.deepcopy(obj)
     except Exception as exc:  # noqa: BLE001 - the user's object

@@ -186,12 +186,22 @@ def _fused(cls, name: str) -> Optional[tuple]:
     return order, not _required(params)
 
 
+def declared_feedback(cls, feedback: Optional[str], where: str) -> Optional[str]:
+    """'loss' or 'reward': the flag, else the class's ``feedback`` attribute
+    (a method so named, ``feedback(arm, reward)``, declares nothing); None
+    where neither says."""
+    declared = feedback or getattr(cls, "feedback", None)
+    if callable(declared):
+        return None
+    if declared is not None and declared not in ("loss", "reward"):
+        raise ValueError(f"{where}.feedback must be 'loss' or 'reward', got {declared!r}")
+    return declared
+
+
 def _feedback_kind(cls, update: str, feedback: Optional[str], where: str, last: str) -> bool:
     """Whether feedback is losses: ``feedback`` (the flag), else the class's
     attribute, else the parameter's name."""
-    declared = feedback or getattr(cls, "feedback", None)
-    if declared is not None and declared not in ("loss", "reward"):
-        raise ValueError(f"{where}.feedback must be 'loss' or 'reward', got {declared!r}")
+    declared = declared_feedback(cls, feedback, where)
     if declared is None:        # the parameter's name, else the method's (observe_loss)
         for word in (last.lower(), update.lower()):
             if any(w in word for w in LOSS_WORDS):

@@ -543,6 +543,8 @@ def _noisy_args(args, kwargs):
     out = []
 
     def walk(x):
+        if _twin(x) is not None:
+            x = _twin(x)
         if isinstance(x, (Noisy, Traced)):
             out.append(x)
         elif isinstance(x, (list, tuple)):
@@ -557,6 +559,7 @@ def _noisy_args(args, kwargs):
 
 
 def _plainify(x):
+    x = _twin(x) if _twin(x) is not None else x
     if isinstance(x, Noisy):
         return x.const
     if isinstance(x, Traced):
@@ -570,8 +573,14 @@ def _plainify(x):
     return x
 
 
+def _twin(x):
+    """A traced run's own float array holding noisy values
+    (``slots.Slots``): its ``Noisy`` twin; else None."""
+    return getattr(x, "_noisy_twin", None) if isinstance(x, np.ndarray) else None
+
+
 def has_noisy(x) -> bool:
-    if isinstance(x, (Noisy, Traced)):
+    if isinstance(x, (Noisy, Traced)) or _twin(x) is not None:
         return True
     if isinstance(x, (list, tuple)):
         return any(has_noisy(y) for y in x)
@@ -583,6 +592,8 @@ def lift(x) -> Noisy:
     tuple of them stacked)."""
     if isinstance(x, Noisy):
         return x
+    if _twin(x) is not None:
+        return _twin(x)
     if isinstance(x, Traced):
         if x.raw is not None:
             _refuse("mixes it with a uniform draw")
@@ -998,6 +1009,7 @@ def lifting(original):
     """``original`` (a numpy function) taking lists that hold noisy values
     as ``Noisy`` arrays."""
     def lifted(*args, **kwargs):
+        args = tuple(a if _twin(a) is None else _twin(a) for a in args)
         if (any(isinstance(a, (list, tuple)) and has_noisy(a) for a in args)
                 or any(isinstance(a, Noisy) for a in args)):
             name = original.__name__

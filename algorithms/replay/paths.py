@@ -38,6 +38,7 @@ from algorithms.replay import noise as nz
 from algorithms.replay.law import _labels, _plain, _user, per_run, replay_scope
 from algorithms.replay.noise import (LIFTED, Noisy, NoiseGenerator, NoiseTrace, Rounded, lifting,
                                      on_grid, preimage, tracing)
+from algorithms.replay.slots import MAKERS, making
 from algorithms.replay.tracer import (REPLAY_SEED, ReplayRefused, RunGenerator, Traced,
                                       conversions, sealed)
 
@@ -109,14 +110,19 @@ class PathSet:
 @contextmanager
 def _lifted_numpy():
     """numpy functions called on lists of noisy values take them as one
-    ``Noisy`` array (``noise.lifting``) while a run is traced."""
+    ``Noisy`` array (``noise.lifting``) while a run is traced, and the float
+    arrays the code makes keep the noisy values stored in them
+    (``slots``)."""
     saved = [(n, getattr(np, n)) for n in LIFTED if hasattr(np, n)]
+    makers = [(n, getattr(np, n)) for n in MAKERS]
     try:
         for n, f in saved:
             setattr(np, n, lifting(f))
+        for n, f in makers:
+            setattr(np, n, making(f))
         yield
     finally:
-        for n, f in saved:
+        for n, f in saved + makers:
             setattr(np, n, f)
 
 
@@ -127,6 +133,8 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
     form, and a plain number the code rounded a noisy value to as that
     rounding (``Rounded``; the k-th output equal to a value rounded several
     times reads its k-th rounding)."""
+    if getattr(out, "_noisy_twin", None) is not None:      # slots.Slots holding noise
+        out = out._noisy_twin
     if isinstance(out, Noisy):
         c = out.coefs(trace.size).reshape(-1, trace.size)
         return [((float(k), f.copy()) if f.any() else _plain(float(k)), int(d))

@@ -306,10 +306,25 @@ def add_build_options(p, optional: bool = False):
 
 
 def build_algorithm(args):
+    """The algorithm the flags name.  Code that declares no claim of its own
+    built under a curve claim (``--claim-mu``/``--claim-rho``, which replaces
+    whatever claim the build carries) gets a stand-in ε for the build."""
     from algorithms import build
+    curve = getattr(args, "claim_mu", None) is not None or \
+        getattr(args, "claim_rho", None) is not None
+    try:
+        return _build(args, build, getattr(args, "claim_epsilon", None))
+    except ValueError as why:
+        if not (curve and getattr(args, "claim_epsilon", None) is None
+                and "declares no privacy claim" in str(why)):
+            raise
+        return _build(args, build, 1.0)
+
+
+def _build(args, build, claim_epsilon):
     return build(args.algorithm, horizon=args.horizon, arms=args.arms, experts=args.experts,
                  epsilon=args.epsilon, delta=args.delta, params=dict(args.param),
-                 claim_epsilon=getattr(args, "claim_epsilon", None),
+                 claim_epsilon=claim_epsilon,
                  claim_delta=getattr(args, "claim_delta", None),
                  naming="cli" if args.command == "run" else "cli-regret",
                  methods=getattr(args, "methods", None), feedback=getattr(args, "feedback", None),

@@ -173,8 +173,16 @@ def _largest_rejected(a, b, d: Design, need: float, delta: float, scale: float =
     """The largest c in [1, c_max] with ``scale`` · ln Π_j f_j(c) ≥ ``need``
     (0 where c = 1 falls short): the capital falls as c grows, so the
     rejected c form an interval and a bisection finds its end."""
+    # log_capital's terms that do not depend on c, computed once
+    w0 = np.asarray(a, float) / d.m - delta
+    bt = np.minimum(np.asarray(b, float), d.trunc) / d.m
+    n = len(w0)
+
     def rejected(c):
-        return log_capital(a, b, d, c, delta) * scale >= need
+        f = 1.0 + d.lam * (w0 - c * bt)
+        if f.min() <= 0:
+            return False
+        return (float(np.log(f).sum()) - n * math.log1p(d.lam * c * d.tau / d.m)) * scale >= need
     if not rejected(1.0):
         return 0.0
     if rejected(d.c_max):

@@ -21,6 +21,7 @@ May import: ``algorithms``.
 """
 from __future__ import annotations
 
+import numbers
 import re
 from typing import Optional
 
@@ -175,6 +176,26 @@ NO_TRACE = "no exact trace: "
 
 _CODE_AT = re.compile(r"(I_(?:\d+|t|s|u) (?:=|!=) )(\d+)\b")
 _SEQUENCE = re.compile(r"I = \(([\d,]+)\)")
+
+
+def round_code(label: str):
+    """The round of a label ``round t code`` (a learner's arm or a
+    mechanism's code that round), else None."""
+    parts = label.split()
+    if len(parts) == 3 and parts[0] == "round" and parts[2] == "code":
+        return parts[1]
+    return None
+
+
+def output_part(label: str, value, codes=None) -> str:
+    """One output element as events print it: a round's code as I_t, 1-based
+    (as arms are everywhere) or by what it stands for (``code_labels``); a
+    number as it is."""
+    t = round_code(label)
+    if t is not None and isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)
+        return f"I_{t} = {codes[value] if codes and 0 <= value < len(codes) else value + 1}"
+    return f"{label} = {value:g}" if isinstance(value, float) else f"{label} = {value}"
 
 
 def final_output(alg: Algorithm) -> bool:

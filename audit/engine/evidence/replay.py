@@ -25,7 +25,7 @@ import numpy as np
 
 from audit.engine.evidence.base import Evidence
 from audit.engine.evidence.whitebox import WhiteBoxResult
-from audit.engine.words import code_labels
+from audit.engine.words import code_labels, output_part
 from algorithms.replay.law import log_ratio, output_law, pair_epsilon, replay_scope
 from algorithms.replay.tracer import (ContinuousDraws, ReplayRefused, generator_states,
                                       kept_generator_drew)
@@ -96,15 +96,6 @@ class ReplayEvidence(Evidence):
         return result
 
 
-def _shown(label: str, value, codes) -> str:
-    """One output element as events print it: a round's code as I_t, 1-based
-    or by what it stands for (``code_labels``); a number as it is."""
-    if label.startswith("round ") and label.endswith(" code") and isinstance(value, int):
-        t = label.split()[1]
-        return f"I_{t} = {codes[value] if codes and 0 <= value < len(codes) else value + 1}"
-    return f"{label} = {value:g}" if isinstance(value, float) else f"{label} = {value}"
-
-
 def describe_output(labels, pair, codes=None) -> str:
     """The certifying output in words: the parts that carry some of the
     log-ratio, largest first (the rest are the same on both sides)."""
@@ -112,7 +103,7 @@ def describe_output(labels, pair, codes=None) -> str:
                      key=lambda x: -log_ratio(x[2], x[3]))
     shown = []
     for group, values, p, q in telling[:4]:
-        what = ", ".join(_shown(labels[j], v, codes) for j, v in zip(group, values))
+        what = ", ".join(output_part(labels[j], v, codes) for j, v in zip(group, values))
         shown.append(f"{what} (P {float(p):.6g} vs {float(q):.6g})")
     more = f"; … {len(telling) - 4} more" if len(telling) > 4 else ""
     rest = len(pair.best) - len(telling)

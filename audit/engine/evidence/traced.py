@@ -40,7 +40,7 @@ from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
 from audit.engine.models.rounded_cells import invertible
 from audit.engine.models.rounded_release import (one_value_at_delta, pure_epsilon, separable,
                                                  single_release)
-from audit.engine.words import NO_TRACE
+from audit.engine.words import NO_TRACE, output_part, round_code
 
 # A traced structure's path probabilities must sum to 1 within this (log).
 COVER = 1e-5
@@ -59,6 +59,7 @@ class TracedPair:
 # Outputs with more parts than this are written as one sequence, repeats
 # folded (a learner's 200 arms read "(0, 1)×88, 0×24", not 200 clauses).
 MAX_PARTS_SHOWN = 12
+MAX_SEGMENTS_SHOWN = 24     # of a folded sequence: beyond, its first and last ones
 
 
 def _folded(values: list) -> list:
@@ -90,9 +91,16 @@ def output_words(labels: list, values) -> str:
     values as one sequence with its repeats folded."""
     values = list(values)
     if len(values) <= MAX_PARTS_SHOWN:
-        return ", ".join(f"{labels[j]} = {v}" for j, v in enumerate(values))
-    return (f"{labels[0]} … {labels[len(values) - 1]} = "
-            f"[{', '.join(_folded(values))}]")
+        return ", ".join(output_part(labels[j], v) for j, v in enumerate(values))
+    first, last = labels[0], labels[len(values) - 1]
+    if all(round_code(labels[j]) and isinstance(v, int) for j, v in enumerate(values)):
+        # a learner's arms, 1-based as everywhere
+        first, last = f"I_{round_code(first)}", f"I_{round_code(last)}"
+        values = [v + 1 for v in values]
+    parts = _folded(values)
+    if len(parts) > MAX_SEGMENTS_SHOWN:     # a long stream's releases: its ends
+        parts = parts[:MAX_SEGMENTS_SHOWN - 4] + [f"… {len(values):,} values in all …"] + parts[-4:]
+    return f"{first} … {last} = [{', '.join(parts)}]"
 
 
 def _affine(ps):
@@ -335,7 +343,9 @@ def _rounded(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
              if isinstance(o, Rounded)}
     what = output_words(labels, _grid_words(found.values, steps))
     r = found.epsilon
-    event = (f"the output {what} ({found.direction}): P {found.p:.6g} vs {found.p_other:.6g}, "
+    shown = [_p(lg) if lg is not None else f"{v:.6g}"
+             for lg, v in ((found.log_p, found.p), (found.log_p_other, found.p_other))]
+    event = (f"the output {what} ({found.direction}): P {shown[0]} vs {shown[1]}, "
              f"exact log-ratio {'∞' if not math.isfinite(r) else f'{r:.6g}'} (certified lower "
              f"end)")
     notes.append("the figure is the largest certified log-ratio over the rounded outputs tried "

@@ -165,5 +165,6 @@ def invertible(pa, pb) -> Found | None:
             if r > best.epsilon:
                 values = dict(zip(J, q))
                 out = tuple(values.get(j, o) for j, o in enumerate(px.outputs))
-                best = Found(r, d, out, math.exp(lo_x), math.exp(hi_y))
+                best = Found(r, d, out, math.exp(lo_x), math.exp(hi_y), log_p=lo_x,
+                             log_p_other=hi_y)
     return best

@@ -79,6 +79,8 @@ class Found:
     p: float = 0.0              # its certified lower probability on the likelier side
     p_other: float = 0.0        # its certified upper probability on the other
     upper: float | None = None  # an upper bound on the pure ε (one path: the unrounded release's)
+    log_p: float | None = None  # ln p and ln p_other, where they may underflow a double
+    log_p_other: float | None = None
     mu: float | None = None     # the δ case: the Gaussian mechanism's μ′ it dominates
     notes: list = field(default_factory=list)
 
@@ -208,7 +210,8 @@ def pure_epsilon(paths_a, paths_b, missing_a: float, missing_b: float,
                         break
                 if r[0] > best.epsilon:
                     best = Found(r[0], d, out, math.exp(r[1]),
-                                 math.exp(r[2]) if r[2] > -math.inf else 0.0)
+                                 math.exp(r[2]) if r[2] > -math.inf else 0.0,
+                                 log_p=r[1], log_p_other=r[2])
     return best
 
 
@@ -299,7 +302,8 @@ def separable(pa, pb) -> Found | None:
             values[j] = float(g[0][i])
         if total > best.epsilon:
             vals = tuple(values.get(j, o) for j, o in enumerate(pa.outputs))
-            best = Found(total, d, vals, math.exp(lo_sum), math.exp(hi_sum))
+            best = Found(total, d, vals, math.exp(lo_sum), math.exp(hi_sum), log_p=lo_sum,
+                         log_p_other=hi_sum)
     return best
 
 
