@@ -56,8 +56,9 @@ ADVICE = ("draw every random number from the rng argument of init/act/feed (not 
 ADVICE_AS_WRITTEN = ("draw from the seed it is given, np.random, random, or a generator built "
                      "from that seed or with no seed (np.random.default_rng()); not from OS "
                      "entropy some other way (np.random.PCG64(), random.SystemRandom, secrets, "
-                     "os.urandom, a library's own generator), a generator built at import or a "
-                     "function imported by name (from numpy.random import …)")
+                     "os.urandom, a library's own generator), a generator built at import, or "
+                     "a function imported by name in another module than the code's (in the "
+                     "code's own module, from numpy.random import … is captured)")
 
 
 def _outside(alg: Algorithm) -> str:
