@@ -149,15 +149,20 @@ class AuditResult:
         return "\n".join(lines)
 
     def _untraced_lines(self) -> list[str]:
-        """Why no exact figure, where the trace of the code's draws ran on
-        every pair and refused each: the first reason, in one line."""
+        """Why no exact figure, where the replay ran on every pair and gave
+        none: the first reason, in one line — the trace's refusal, else
+        what the replay said (it stepped aside for its cost, or bounds
+        nothing at the claimed δ)."""
         replays = [r for r in self.results if r.kind == "replay"]
         if not replays or any(r.exact for r in self.results):
             return []
         why = next((r.event for r in replays if str(r.event).startswith(NO_TRACE)), None)
-        if why is None:
-            return []
-        return [f"  no exact figure: {why[len(NO_TRACE):]} (-v for every pair)"]
+        if why is not None:
+            return [f"  no exact figure: {why[len(NO_TRACE):]} (-v for every pair)"]
+        said = next((str(r.event) for r in replays if r.event), None)
+        if said and said.startswith("no exact replay: "):
+            said = said[len("no exact replay: "):]
+        return [f"  no exact figure: {said} (-v for every pair)"] if said else []
 
     def _float_lines(self) -> list[str]:
         """Where a floating-point event decides a violation: that the code,
@@ -370,7 +375,10 @@ def _attack_line(rs) -> str:
         if group > 1:
             how += f"; a group of {group} rounds, ε_lb per round"
     else:
-        how = f"exact, white-box {best.kind}{where}: {best.event}"
+        # a white-box result that certifies nothing (a refused trace, a
+        # replay that stepped aside) is not called exact
+        exact = "exact, " if best.exact else ""
+        how = f"{exact}white-box {best.kind}{where}: {best.event}"
     flag = f"  > {_claim_value(best)}: VIOLATION" if best.violation else ""
     return f"{value} {how}{flag}"
 
