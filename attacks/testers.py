@@ -412,6 +412,12 @@ def _pilot(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int, runs: int = P
     return out
 
 
+def events_runs(alg: Algorithm, share: float = 1.0, most: Optional[int] = None) -> int:
+    """Runs a side of a stream pair's events pilot (``stream_events``)."""
+    runs = int(share * (ENUMERATED_PILOT if enumerable(alg) else PILOT_RUNS))
+    return max(MIN_RUNG, runs if most is None else min(runs, most))
+
+
 def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
                   share: float = 1.0, most: Optional[int] = None) -> Union:
     """The event family of a stream pair, fixed from a pilot of ``share`` ×
@@ -419,9 +425,7 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
     streams ``SeedSequence([0x57EA, key, side])`` that no audit run uses."""
     T = alg.horizon
     K = alg.learner.n_arms
-    runs = ENUMERATED_PILOT if enumerable(alg) else PILOT_RUNS
-    runs = int(share * runs) if most is None else min(int(share * runs), most)
-    traces = _pilot(alg, a, b, key, max(MIN_RUNG, runs))
+    traces = _pilot(alg, a, b, key, events_runs(alg, share, most))
     parts = []
     if K > 1:
         rounds = tuple(range(T))
@@ -633,7 +637,7 @@ def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
         # along the list (the patterns' first); with no more than the
         # finalists, no halving.
         most = max(MIN_RUNG, afford // 4)
-        per = 2 * (max(MIN_RUNG, min(int(share * PILOT_RUNS), most)) + rungs[0])
+        per = 2 * (events_runs(alg, share, most) + rungs[0])
         keep = max(1, afford // per)
         if keep < len(cands):
             cands = [cands[int(i)] for i in np.unique(np.linspace(0, len(cands) - 1, keep)
@@ -668,8 +672,8 @@ def stream_search(alg: Algorithm, share: float = 1.0) -> list[Scenario]:
             fams[i] = stream_events(alg, a, b, 0x100 + i, share, most)
         how = (f"pilot score {scores[i][0]:.3g} on {rungs[-1]} runs per side, streams "
                f"SeedSequence([0x5EA2C4, key, side]) disjoint from the audit's" if rungs else
-               f"{len(cands)} of {among} candidates, spread over the list, fit the time the "
-               f"budget gave the pilot: no ranking")
+               f"{len(cands)} of {among} candidates, spread over the list, fit the pilot's "
+               f"share of its run-rounds: no ranking")
         out.append(Scenario(f"search:{name}", alg, a, b, fams[i], T, learned=True, notes=[
             f"stream search finalist {rank} of {len(alive)} among {len(cands)} candidate "
             f"pairs ({how})"]))

@@ -897,3 +897,13 @@ class GaussianCommit:
         if self.t < 2 * self.n_arms:
             self.sums[arm] += reward
         self.t += 1
+
+
+class GaussianCommitAtEpsilon(GaussianCommit):
+    """The same taking an ``epsilon`` with no value of its own: under a curve
+    claim alone the audit asks for ``--epsilon`` rather than build it at a
+    stand-in."""
+
+    def __init__(self, n_arms=2, epsilon=None, seed=None):
+        super().__init__(n_arms, seed)
+        self.epsilon = epsilon

@@ -197,10 +197,14 @@ def test_gaussian_under_a_rho_zcdp_claim_too_small_is_a_violation():
 
 def test_a_curve_claim_alone_judges_code_that_states_no_claim():
     """``--claim-rho`` is the whole claim: code that states none (and takes
-    no ε) is audited under it, with no ε asked for."""
+    no ε) is audited under it, with no ε asked for; code that takes an ε
+    with no value of its own is refused (exit 2), never built at a stand-in."""
     code = main(["run", "tests.as_written_algos:GaussianCommit", "--claim-rho", "0.5",
                  "--horizon", "6", "--trials", "500", "--no-store", "--quiet"])
     assert code == 0
+    # code that takes an ε is not built at a stand-in: it is asked for
+    assert main(["run", "tests.as_written_algos:GaussianCommitAtEpsilon", "--claim-rho", "0.5",
+                 "--horizon", "6", "--trials", "500", "--no-store", "--quiet"]) == 2
 
 
 def test_curve_flags_are_one_claim():

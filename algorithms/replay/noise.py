@@ -543,8 +543,8 @@ def _noisy_args(args, kwargs):
     out = []
 
     def walk(x):
-        if _twin(x) is not None:
-            x = _twin(x)
+        if twin(x) is not None:
+            x = twin(x)
         if isinstance(x, (Noisy, Traced)):
             out.append(x)
         elif isinstance(x, (list, tuple)):
@@ -558,29 +558,39 @@ def _noisy_args(args, kwargs):
     return out
 
 
-def _plainify(x):
-    x = _twin(x) if _twin(x) is not None else x
+def through(x, leaf):
+    """``x`` with ``leaf`` applied to it, or to every element of its tuples,
+    lists and dicts (at any depth)."""
+    if isinstance(x, tuple):
+        return tuple(through(y, leaf) for y in x)
+    if isinstance(x, list):
+        return [through(y, leaf) for y in x]
+    if isinstance(x, dict):
+        return {k: through(v, leaf) for k, v in x.items()}
+    return leaf(x)
+
+
+def _plain_leaf(x):
+    x = twin(x) if twin(x) is not None else x
     if isinstance(x, Noisy):
         return x.const
     if isinstance(x, Traced):
         return x.values
-    if isinstance(x, tuple):
-        return tuple(_plainify(y) for y in x)
-    if isinstance(x, list):
-        return [_plainify(y) for y in x]
-    if isinstance(x, dict):
-        return {k: _plainify(v) for k, v in x.items()}
     return x
 
 
-def _twin(x):
+def _plainify(x):
+    return through(x, _plain_leaf)
+
+
+def twin(x):
     """A traced run's own float array holding noisy values
     (``slots.Slots``): its ``Noisy`` twin; else None."""
     return getattr(x, "_noisy_twin", None) if isinstance(x, np.ndarray) else None
 
 
 def has_noisy(x) -> bool:
-    if isinstance(x, (Noisy, Traced)) or _twin(x) is not None:
+    if isinstance(x, (Noisy, Traced)) or twin(x) is not None:
         return True
     if isinstance(x, (list, tuple)):
         return any(has_noisy(y) for y in x)
@@ -592,8 +602,8 @@ def lift(x) -> Noisy:
     tuple of them stacked)."""
     if isinstance(x, Noisy):
         return x
-    if _twin(x) is not None:
-        return _twin(x)
+    if twin(x) is not None:
+        return twin(x)
     if isinstance(x, Traced):
         if x.raw is not None:
             _refuse("mixes it with a uniform draw")
@@ -1009,7 +1019,7 @@ def lifting(original):
     """``original`` (a numpy function) taking lists that hold noisy values
     as ``Noisy`` arrays."""
     def lifted(*args, **kwargs):
-        args = tuple(a if _twin(a) is None else _twin(a) for a in args)
+        args = tuple(a if twin(a) is None else twin(a) for a in args)
         if (any(isinstance(a, (list, tuple)) and has_noisy(a) for a in args)
                 or any(isinstance(a, Noisy) for a in args)):
             name = original.__name__

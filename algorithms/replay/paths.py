@@ -133,8 +133,8 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
     form, and a plain number the code rounded a noisy value to as that
     rounding (``Rounded``; the k-th output equal to a value rounded several
     times reads its k-th rounding)."""
-    if getattr(out, "_noisy_twin", None) is not None:      # slots.Slots holding noise
-        out = out._noisy_twin
+    if nz.twin(out) is not None:        # slots.Slots holding noise
+        out = nz.twin(out)
     if isinstance(out, Noisy):
         c = out.coefs(trace.size).reshape(-1, trace.size)
         return [((float(k), f.copy()) if f.any() else _plain(float(k)), int(d))

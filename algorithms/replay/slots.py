@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from algorithms.replay.noise import Noisy, has_noisy, lift
+from algorithms.replay.noise import has_noisy, lift, through, twin
 
 MAKERS = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like")
 # methods that read the twin once a noisy value is stored
@@ -31,24 +31,17 @@ DELEGATED = ("argmax", "argmin", "max", "min", "sum", "mean", "cumsum", "copy", 
              "__repr__", "__str__", "__format__", "__abs__", "__neg__")
 
 
-def twin(x):
-    """The ``Noisy`` twin of a ``Slots`` holding noisy values, else None."""
-    return getattr(x, "_noisy_twin", None) if isinstance(x, np.ndarray) else None
+def _unwrapped_leaf(x):
+    if isinstance(x, Slots):
+        t = twin(x)
+        return t if t is not None else x.view(np.ndarray)
+    return x
 
 
 def _unwrapped(x):
     """Arguments for numpy: twins for slots holding noise, plain arrays for
     the others, through lists, tuples and dicts."""
-    if isinstance(x, Slots):
-        t = twin(x)
-        return t if t is not None else x.view(np.ndarray)
-    if isinstance(x, tuple):
-        return tuple(_unwrapped(y) for y in x)
-    if isinstance(x, list):
-        return [_unwrapped(y) for y in x]
-    if isinstance(x, dict):
-        return {k: _unwrapped(v) for k, v in x.items()}
-    return x
+    return through(x, _unwrapped_leaf)
 
 
 def _wrapped(x):
@@ -70,7 +63,7 @@ class Slots(np.ndarray):
     def __setitem__(self, key, value):
         value = _unwrapped(value)
         t = self._noisy_twin
-        if t is None and not (isinstance(value, Noisy) or has_noisy(value)):
+        if t is None and not has_noisy(value):
             return super().__setitem__(key, value)
         if t is None:
             t = self._noisy_twin = lift(self.view(np.ndarray).copy())

@@ -308,7 +308,9 @@ def add_build_options(p, optional: bool = False):
 def build_algorithm(args):
     """The algorithm the flags name.  Code that declares no claim of its own
     built under a curve claim (``--claim-mu``/``--claim-rho``, which replaces
-    whatever claim the build carries) gets a stand-in ε for the build."""
+    whatever claim the build carries) gets a stand-in ε for the claim — only
+    where the code takes no ε it would be built with (else it asks for
+    ``--epsilon``)."""
     from algorithms import build
     curve = getattr(args, "claim_mu", None) is not None or \
         getattr(args, "claim_rho", None) is not None
@@ -318,7 +320,11 @@ def build_algorithm(args):
         if not (curve and getattr(args, "claim_epsilon", None) is None
                 and "declares no privacy claim" in str(why)):
             raise
-        return _build(args, build, 1.0)
+        alg = _build(args, build, 1.0)
+        if "epsilon" in (alg.params or {}):
+            raise ValueError(f"{args.algorithm} takes an ε it is built with and states no claim: "
+                             f"pass --epsilon E to build it (the curve claim judges it)") from None
+        return alg
 
 
 def _build(args, build, claim_epsilon):

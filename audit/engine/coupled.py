@@ -126,14 +126,25 @@ def truncation(m: int, q_max: float) -> tuple[int, float]:
     return trunc, tau * (1 + 1e-9) + 1e-300 if tau > 0 else 0.0
 
 
+def capital_of(a, b, d: Design, delta: float = 0.0):
+    """c ↦ ln Π_j f_j(c) over the blocks (module docstring), −inf where a
+    factor is not positive (a bet above its cap); the terms that do not
+    depend on c computed once (a bisection evaluates it many times)."""
+    w0 = np.asarray(a, float) / d.m - delta
+    bt = np.minimum(np.asarray(b, float), d.trunc) / d.m
+    n = len(w0)
+
+    def log_capital_at(c: float) -> float:
+        f = 1.0 + d.lam * (w0 - c * bt)
+        if np.any(f <= 0):
+            return -math.inf
+        return float(np.log(f).sum() - n * math.log1p(d.lam * c * d.tau / d.m))
+    return log_capital_at
+
+
 def log_capital(a, b, d: Design, c: float, delta: float = 0.0) -> float:
-    """ln Π_j f_j(c) over the blocks (module docstring); −inf where a
-    factor is not positive (a bet above its cap)."""
-    w = np.asarray(a, float) / d.m - delta - c * np.minimum(np.asarray(b, float), d.trunc) / d.m
-    f = 1.0 + d.lam * w
-    if np.any(f <= 0):
-        return -math.inf
-    return float(np.log(f).sum() - len(w) * math.log1p(d.lam * c * d.tau / d.m))
+    """ln Π_j f_j(c) over the blocks (``capital_of``)."""
+    return capital_of(a, b, d, delta)(c)
 
 
 def denominator_certified(b, d: Design, alpha: float) -> bool:
@@ -173,16 +184,10 @@ def _largest_rejected(a, b, d: Design, need: float, delta: float, scale: float =
     """The largest c in [1, c_max] with ``scale`` · ln Π_j f_j(c) ≥ ``need``
     (0 where c = 1 falls short): the capital falls as c grows, so the
     rejected c form an interval and a bisection finds its end."""
-    # log_capital's terms that do not depend on c, computed once
-    w0 = np.asarray(a, float) / d.m - delta
-    bt = np.minimum(np.asarray(b, float), d.trunc) / d.m
-    n = len(w0)
+    capital = capital_of(a, b, d, delta)
 
     def rejected(c):
-        f = 1.0 + d.lam * (w0 - c * bt)
-        if f.min() <= 0:
-            return False
-        return (float(np.log(f).sum()) - n * math.log1p(d.lam * c * d.tau / d.m)) * scale >= need
+        return capital(c) * scale >= need
     if not rejected(1.0):
         return 0.0
     if rejected(d.c_max):

@@ -62,10 +62,10 @@ class _Side:
         """Certified lower (``upper`` False) or upper end of ln P(lo < y < hi)."""
         u0, h = (lo + hi) / 2 - self.c, (hi - lo) / 2
         z0, r = self.G @ u0, np.abs(self.G) @ h
-        log_vol = float(np.sum(np.log(hi - lo)))
         exact = self._exact(lo - self.c, hi - self.c, z0, r)
         if exact is not None:
             return exact
+        log_vol = float(np.sum(np.log(hi - lo)))
         ends = np.stack([z0 - r, z0 + r])
         if upper:
             vals = [log_pdf(law, np.clip(0.0, a, b)) for law, a, b in zip(self.laws, *ends)]
@@ -153,8 +153,7 @@ def invertible(pa, pb) -> Found | None:
     for d, (x, y, px) in (("l>l'", (A, B, pa)), ("l'>l", (B, A, pb))):
         shift = y.G @ (x.c - y.c)               # z on y's side = G_y·F_x·z + shift
         sign = np.where(shift < 0, -1.0, 1.0)
-        points = [sign * m for m in DISTANCES]
-        for z in points:
+        for z in (sign * m for m in DISTANCES):
             yv = x.c + x.F @ z
             q = tuple(grid_value(op, step, float(v)) for (op, step), v in zip(rounding, yv))
             lo_x = x.log_p(*_box(rounding, q, size, False), upper=False)
