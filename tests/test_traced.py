@@ -430,12 +430,52 @@ def test_a_sparse_vector_that_stops_at_its_cutoff_is_traced_exactly(name):
     assert res.verdict == "consistent" and best.exact and 0 < best.epsilon_lower_bound <= 1.0
 
 
-def test_a_rounded_value_the_code_goes_on_to_compare_is_refused_by_reexecution():
-    """``max(0.0, round(…))``: the clamp compares a plain rounded number,
-    which the trace does not see; the re-executed code disagrees with the
-    traced path, so no figure is given."""
+@pytest.mark.parametrize("name", ["rounded_then_clamped", "clamped_half_noise", "half_grid",
+                                  "thresholded_count", "clipped_rounded_count"])
+def test_what_code_computes_from_a_rounded_value_is_followed(name):
+    """A rounded noisy number the code goes on to compute with — clamps
+    (``max(0.0, round(v, 1))``, ``np.clip(np.round(v), 0, 3)``: the
+    comparison recorded as the form against the end of a grid value's
+    interval), scales back (``np.round(2 * v) /
+    2``), or tests (``if round(v) >= 2``) — keeps its exact figure,
+    confirmed by re-executing the code: each attains its true ε (these
+    are post-processings of a rounded Laplace release, and far in the
+    tail its cells keep the ratio e^ε), never above it."""
+    got = _pair(name)
+    true = T.CASES[name][2]
+    assert got.exact and got.details["structure"] == T.CASES[name][3]
+    assert true - 1e-4 < got.epsilon <= true
+
+
+def test_a_clamped_rounded_release_puts_the_clamped_cells_on_one_path():
+    """``max(0.0, round(v, 1))``: two paths, the constant 0.0 below the
+    clamp's grid value and the rounded value above it — the output 0.0
+    is the constant's path plus the cell that rounds to 0.0 exactly."""
+    from algorithms.replay.noise import Rounded
+    ps = traced_paths(_alg("rounded_then_clamped"), np.zeros((3, 1)))
+    outs = sorted((type(p.outputs[0]).__name__, len(p.c)) for p in ps.paths)
+    assert outs == [("Rounded", 1), ("float", 1)]
+    assert all(isinstance(p.outputs[0], Rounded) or p.outputs[0] == 0.0 for p in ps.paths)
+
+
+def test_rounded_noise_shifted_by_the_input_is_a_grid_the_input_moves():
+    """``x + np.round(noise)``: the output's grid is shifted by the input,
+    so 0.5 and 1 reach disjoint values (exact, beyond 20: the only mass on
+    the other side is the 10⁻¹⁰ the trace leaves uncovered), and 0 and 1
+    are one cell apart (ε 0.5)."""
+    alg = build(f"{MOD}:shifted_rounded_noise")
+    far = traced_pair(alg, np.array([[0.5]]), np.array([[1.0]]), "output")
+    near = traced_pair(alg, np.array([[0.0]]), np.array([[1.0]]), "output")
+    assert far.exact and far.epsilon > 20
+    assert near.exact and 0.5 - 1e-4 < near.epsilon <= 0.5
+
+
+def test_a_float_times_an_int_rounding_is_refused_by_reexecution():
+    """``0.5 * round(2 * v)``: the float's own multiplication runs first
+    and returns a plain float the trace never sees; re-executing the code
+    finds outputs the traced path does not give, so no figure."""
     with pytest.raises(ReplayRefused, match="re-executed on plain values"):
-        _pair("rounded_then_clamped")
+        _pair("scaled_from_the_left")
 
 
 def test_rounded_and_unrounded_values_together_are_refused():
@@ -512,3 +552,34 @@ def test_an_audit_whose_trace_every_pair_refused_says_why_in_its_summary():
     assert not any(x.exact for x in r.results)
     line = [ln for ln in r.summary().splitlines() if ln.startswith("  no exact figure: ")]
     assert len(line) == 1 and "re-executed" in line[0], r.summary()
+
+
+@pytest.mark.parametrize("rounding", ["round", "floor", "ceil", "trunc", "round2"])
+def test_a_recorded_comparison_of_a_rounded_number_is_the_comparison_it_stands_for(rounding):
+    """Each comparison of a rounded number (scaled and shifted, compared
+    with thresholds on and between grid values, both ways) is recorded as
+    one comparison of its form: at 400 other values of the draw the
+    recorded comparison holds exactly where the code's own comparison of
+    its own number agrees with this run's (no randomness: a fixed grid of
+    draws)."""
+    import operator
+    make = {"round": round, "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc,
+            "round2": lambda v: round(v, 2)}[rounding]
+    ops = (operator.lt, operator.le, operator.gt, operator.ge)
+    draws = np.linspace(-3.7, 3.7, 401)
+    for a, b in ((1.0, 0.0), (0.5, 0.25), (-2.0, 1.0)):
+        for t in (-1.0, -0.5, 0.0, 0.25, 0.75, 1.0, 2.0):
+            for op in ops:
+                def number(z):
+                    return a * make(1.3 * z) + b        # what the code computes
+                tr = NoiseTrace(chosen=[0.61])
+                with tracing(tr):
+                    g = make(NoiseGenerator(tr).laplace(0.0, 1.3))
+                    held = op(g * a + b, t)
+                assert held == op(number(0.61), t)
+                assert len(tr.constraints) == 1, (a, b, t, op)
+                f, c = tr.constraints[0]
+                for z in draws:
+                    if abs(1.3 * z * 100 - round(1.3 * z * 100)) < 1e-6:
+                        continue    # on a grid value's interval end: either side
+                    assert (c + f[0] * z > 0) == (op(number(z), t) == held), (a, b, t, op, z)

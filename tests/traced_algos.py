@@ -335,10 +335,47 @@ def rounded_gaussian_data_scale(x, rng, epsilon=1.0, delta=1e-5):
 
 
 def rounded_then_clamped(x, rng, epsilon=0.5):
-    """Rounds, then clamps the plain rounded number at 0 in Python: ε-DP,
-    but the clamp is a comparison the trace does not see — re-execution
-    must refuse the trace, not judge it."""
+    """Rounds, then clamps the rounded number at 0 in Python (``max``
+    compares it with 0): a post-processing of the rounded release, so ε-DP,
+    and far in the upper tail its cells keep the ratio e^ε: true ε 0.5."""
     return max(0.0, round(float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon), 1))
+
+
+def clamped_half_noise(x, rng, epsilon=0.5):
+    """The same with half the noise: true ε 1."""
+    return max(0.0, round(float(np.sum(x)) + rng.laplace(0.0, 0.5 / epsilon), 1))
+
+
+def half_grid(x, rng, epsilon=0.5):
+    """Rounds twice the noisy sum to whole numbers and halves it (a grid
+    of 1/2 written as ``np.round(2 * v) / 2``): post-processing, true ε 0.5."""
+    v = float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon)
+    return float(np.round(2 * v) / 2)
+
+
+def thresholded_count(x, rng, epsilon=0.5):
+    """Whether the rounded noisy count reaches 2 (``if round(v) >= 2``):
+    post-processing, and for sums 0 and 1 the event v ≥ 1.5 is a Laplace
+    tail on both sides, of ratio e^0.5: true ε 0.5."""
+    v = float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon)
+    if round(v) >= 2:
+        return 1
+    return 0
+
+
+def shifted_rounded_noise(x: float, rng, epsilon=0.5):
+    """Adds *rounded* noise to its value: the output carries the value's
+    fraction, so 0.5 and 1 reach disjoint sets of values (true ε ∞ over
+    the reals), while 0 and 1 shift the grid by one cell (ε 0.5)."""
+    return x + np.round(rng.laplace(0.0, 1.0 / epsilon))
+
+
+def scaled_from_the_left(x, rng, epsilon=0.5):
+    """``0.5 * round(2 v)``: Python's float times the int ``round``
+    returns is float arithmetic the trace cannot see (the float's own
+    method runs first), so re-execution must refuse the trace."""
+    v = float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon)
+    return 0.5 * round(2 * v)
 
 
 def rounded_and_raw(x, rng, epsilon=0.5):
@@ -354,8 +391,9 @@ for _f, _e in ((rounded_laplace_sum, 0.5), (rounded_laplace_sum_half_noise, 0.5)
                (rounded_gaussian_sum, 1.0), (rounded_gaussian_sum_half_sigma, 1.0),
                (rounded_gaussian_pure, 0.5), (clipped_rounded_release, 1.0),
                (sparse_vector_cutoff, 1.0), (numerical_sparse_vector, 1.0),
-               (rounded_then_clamped, 0.5),
-               (rounded_and_raw, 0.5)):
+               (rounded_then_clamped, 0.5), (clamped_half_noise, 0.5), (half_grid, 0.5),
+               (thresholded_count, 0.5), (shifted_rounded_noise, 0.5),
+               (scaled_from_the_left, 0.5), (rounded_and_raw, 0.5)):
     _f.claim_epsilon = _e
     _f.floating_point = False
 rounded_gaussian_data_scale.claim_epsilon = 1.0
@@ -379,7 +417,12 @@ CASES.update({
     "sparse_vector_cutoff": (4, 1, None, "comparisons"),
     "numerical_sparse_vector": (4, 1, None, "rounded"),
     "rounded_gaussian_data_scale": (3, 1, None, "rounded"),
-    "rounded_then_clamped": (3, 1, 0.5, "refused"),
+    "rounded_then_clamped": (3, 1, 0.5, "rounded"),
+    "clamped_half_noise": (3, 1, 1.0, "rounded"),
+    "half_grid": (3, 1, 0.5, "rounded"),
+    "thresholded_count": (3, 1, 0.5, "comparisons"),
+    "shifted_rounded_noise": (1, 1, math.inf, "rounded"),
+    "scaled_from_the_left": (3, 1, None, "refused"),
     "rounded_and_raw": (3, 1, 0.5, "refused"),
 })
 
@@ -447,3 +490,16 @@ for _f in (stored_noisy_argmax, stored_noisy_argmax_half_noise, stored_through_a
 CASES.update({"stored_noisy_argmax": (1, 3, 1.0, "comparisons"),
               "stored_noisy_argmax_half_noise": (1, 3, 2.0, "comparisons"),
               "stored_through_a_row_view": (1, 3, None, "refused")})
+
+
+def clipped_rounded_count(x, rng, epsilon=0.5):
+    """``np.clip(np.round(v), 0, 3)`` of the noisy sum: post-processing of
+    a rounded Laplace release; its top cell (the clamp at 3 and above) has
+    the ratio e^ε of the Laplace tail beyond 2.5 for the sums 0 and 1:
+    true ε 0.5."""
+    return float(np.clip(np.round(float(np.sum(x)) + rng.laplace(0.0, 1.0 / epsilon)), 0, 3))
+
+
+clipped_rounded_count.claim_epsilon = 0.5
+clipped_rounded_count.floating_point = False
+CASES["clipped_rounded_count"] = (3, 1, 0.5, "rounded")

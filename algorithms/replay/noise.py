@@ -47,6 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from algorithms.replay.grid import (Rounded, grid_digits, grid_value,  # noqa: F401
+                                    on_grid, preimage, tidy)
+from algorithms.replay.grid import make as grid_number
 from algorithms.replay.tracer import (_CONVERSIONS, PRECISE, ContinuousDraws,  # noqa: F401
                                       ReplayRefused, Traced, empty_deps)
 
@@ -92,6 +95,9 @@ class NoiseTrace:
         self.constraints: list = []
         self.escaped: dict = {}
         self.rounded: dict = {}         # plain rounded value -> [Rounded, ...] in rounding order
+        self.derived: dict = {}         # a number computed from one -> [(Rounded, origin), ...]
+        self.converted: dict = {}       # a number the code made plain -> [Rounded, ...]
+        self.compared: set = set()      # ids of roundings whose numbers the code compared
         self.read: dict = {}            # rounded value -> how many outputs have read it
         self.limit = limit
         self.plain = plain
@@ -186,8 +192,9 @@ def _remembering(original, op: str, step):
         if tr is not None and type(x) is float:
             form = tr.escaped.get(x)
             if form is not None:
-                tr.rounded.setdefault(float(out), []).append(
-                    Rounded(form[0], form[1].copy(), op, step(*args, **kwargs)))
+                made = Rounded(form[0], form[1].copy(), op, step(*args, **kwargs))
+                tr.rounded.setdefault(float(out), []).append(made)
+                return grid_number(out, made)
         return out
     rounding.__wrapped__ = original
     return rounding
@@ -392,7 +399,9 @@ class Noisy:
         self._taint()
         if self.noiseless:
             return int(self.const)
-        return self._round("trunc", 1.0, lambda v: int(float(v)))
+        # ``int()`` must return an exact int: the number is remembered by
+        # its value only (``paths._rounded_as``)
+        return int.__int__(self._round("trunc", 1.0, lambda v: int(float(v))))
 
     def __index__(self):
         self._taint()
@@ -419,6 +428,12 @@ class Noisy:
             return math.floor(self.const.item())
         return self._round("floor", 1.0, lambda v: math.floor(float(v)))
 
+    def __trunc__(self):
+        self._taint()
+        if self.noiseless:
+            return math.trunc(self.const.item())
+        return self._round("trunc", 1.0, lambda v: math.trunc(float(v)))
+
     def __ceil__(self):
         self._taint()
         if self.noiseless:
@@ -438,10 +453,14 @@ class Noisy:
             _refuse(f"rounds it ({op})")
         out = make(self.values)
         coef = self.coef.reshape(-1, self.coef.shape[-1])
+        made = []
         for q, c0, c in zip(np.ravel(np.asarray(out, dtype=float)).tolist(),
                             self.const.ravel().tolist(), coef):
-            tr.rounded.setdefault(q, []).append(Rounded(c0, c.copy(), op, step))
-        return out
+            made.append(Rounded(c0, c.copy(), op, step))
+            tr.rounded.setdefault(q, []).append(made[-1])
+        # one number: what the code computes from it is followed (``grid``)
+        return grid_number(out, made[0]) if len(made) == 1 \
+            and np.ndim(out) == 0 else out
 
     def __array__(self, dtype=None, copy=None):
         return self._plain(lambda v: np.array(v, dtype=dtype), "turns it into a plain array")
@@ -747,60 +766,6 @@ _PLAIN_ROUNDINGS = (
     (__import__("builtins"), "round", "round", lambda ndigits=None: 10.0 ** -(ndigits or 0)),
     (math, "floor", "floor", lambda: 1.0), (math, "ceil", "ceil", lambda: 1.0))
 _GRID_UFUNCS = {np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc", np.rint: "round"}
-
-
-@dataclass(frozen=True, eq=False)
-class Rounded:
-    """An output that is the affine form ``const + coef·z`` rounded onto
-    the grid of spacing ``step`` by ``op`` (``ROUNDINGS``: to the nearest,
-    down, up, toward zero)."""
-    const: float
-    coef: np.ndarray
-    op: str
-    step: float
-
-    def form(self, z) -> float:
-        zz = np.zeros(self.coef.size)
-        zz[:min(zz.size, np.size(z))] = np.asarray(z, float)[:zz.size]
-        return float(self.const + self.coef @ zz)
-
-
-def preimage(op: str, step: float, q: float) -> tuple:
-    """The values that ``op`` rounds to the grid value ``q`` (an interval;
-    its ends, where the code's own rounding decides, have probability 0)."""
-    if op == "round":
-        return q - step / 2, q + step / 2
-    if op == "floor":
-        return q, q + step
-    if op == "ceil":
-        return q - step, q
-    if q > 0:                                       # trunc: toward zero
-        return q, q + step
-    return (q - step, q) if q < 0 else (-step, step)
-
-
-def grid_value(op: str, step: float, y: float) -> float:
-    """The grid value ``op`` rounds ``y`` to (in exact arithmetic)."""
-    k = y / step
-    k = {"round": round, "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc}[op](k)
-    return float(tidy(step, k * step))
-
-
-def grid_digits(step: float) -> int:
-    """The decimals of a grid of spacing ``step`` (2 for 0.01; 0 or fewer
-    for whole numbers and coarser)."""
-    return -math.floor(math.log10(step) + 1e-9)
-
-
-def tidy(step: float, q):
-    """Grid values as the code writes them (0.3, not 0.30000000000000004)."""
-    digits = grid_digits(step)
-    return np.round(q, digits) if digits > 0 else q
-
-
-def on_grid(step: float, q: float) -> bool:
-    k = q / step
-    return abs(k - round(k)) <= 1e-6 * (abs(k) + 1)
 
 
 def _round_array(a, decimals, original):

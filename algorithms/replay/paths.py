@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from algorithms.replay import noise as nz
 from algorithms.replay.law import _labels, _plain, _user, per_run, replay_scope
+from algorithms.replay.grid import Grid
 from algorithms.replay.noise import (LIFTED, Noisy, NoiseGenerator, NoiseTrace, Rounded, lifting,
-                                     on_grid, preimage, tracing)
+                                     tracing)
 from algorithms.replay.slots import MAKERS, making
 from algorithms.replay.tracer import (REPLAY_SEED, ReplayRefused, RunGenerator, Traced,
                                       conversions, sealed)
@@ -86,7 +87,8 @@ class Path:
         """The plain outputs (None for an affine one, how it rounds for a
         rounded one)."""
         return tuple(None if isinstance(o, tuple) else
-                     ("≈", o.op, o.step) if isinstance(o, Rounded) else o for o in self.outputs)
+                     ("≈", o.op, o.step) + ((o.post,) if o.mapped else ())
+                     if isinstance(o, Rounded) else o for o in self.outputs)
 
     def key(self) -> tuple:
         rows = tuple(tuple(np.round(np.append(a, c), 10).tolist()) for a, c in zip(self.A, self.c))
@@ -135,6 +137,8 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
     times reads its k-th rounding)."""
     if nz.twin(out) is not None:        # slots.Slots holding noise
         out = nz.twin(out)
+    if isinstance(out, Grid):           # a rounded number, maybe scaled or shifted
+        return [(out.rounded, 0)]
     if isinstance(out, Noisy):
         c = out.coefs(trace.size).reshape(-1, trace.size)
         return [((float(k), f.copy()) if f.any() else _plain(float(k)), int(d))
@@ -157,11 +161,9 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
     for x in v.ravel().tolist():
         # a rounding first: rounding a value already on the grid returns it
         form = trace.escaped.get(x) if isinstance(x, float) else None
-        if type(x) in (int, float) and x in trace.rounded:
-            made = trace.rounded[x]
-            k = trace.read.get(x, 0)
-            trace.read[x] = k + 1
-            got.append((made[min(k, len(made) - 1)], 0))
+        made = _rounded_as(trace, x) if type(x) in (int, float) else None
+        if made is not None:
+            got.append((made, 0))
         elif form is not None:
             f = np.zeros(trace.size)
             f[:form[1].size] = form[1]
@@ -169,6 +171,25 @@ def _elements(out, trace: NoiseTrace, where: str) -> list:
         else:
             got.append((_plain(x), 0))
     return got
+
+
+def _rounded_as(trace: NoiseTrace, x):
+    """The rounding an output equal to the plain number ``x`` reads, or
+    None: one the code turned into a plain number first, then one
+    computed from a rounded number (code returns what it computes last),
+    then a rounding itself — the last two only where the code did not
+    compare the rounded number (``max(0, g)`` may return the constant 0);
+    the k-th output equal to ``x`` reads the k-th of them."""
+    for kind, found in (("converted", trace.converted.get(x, ())),
+                        ("derived", [r for r, o in trace.derived.get(x, ())
+                                     if id(o) not in trace.compared]),
+                        ("rounded", [r for r in trace.rounded.get(x, ())
+                                     if id(r) not in trace.compared])):
+        if found:
+            k = trace.read.get((kind, x), 0)
+            trace.read[(kind, x)] = k + 1
+            return found[min(k, len(found) - 1)]
+    return None
 
 
 def _runs_first(x, what: str):
@@ -276,7 +297,7 @@ def _path_of(trace: NoiseTrace, outputs, depth: int) -> Path:
         A, c = np.zeros((0, V)), np.zeros(0)
     outs = tuple((o[0], np.concatenate([o[1], np.zeros(V - o[1].size)]))
                  if isinstance(o, tuple) else
-                 Rounded(o.const, np.concatenate([o.coef, np.zeros(V - o.coef.size)]), o.op, o.step)
+                 replace(o, coef=np.concatenate([o.coef, np.zeros(V - o.coef.size)]))
                  if isinstance(o, Rounded) else o for o, _ in outputs)
     return Path(tuple(trace.laws), A, c, outs, trace.zvec(), depth)
 
@@ -448,13 +469,12 @@ def _agrees(path: Path, els, z) -> bool:
         elif isinstance(want, Rounded):
             # on the grid, and the form within the interval that rounds to it
             # (up to the code's own rounding of the form)
-            if not isinstance(got, (int, float)) or isinstance(got, bool) or \
-                    not on_grid(want.step, got):
+            if not want.reaches(got):
                 return False
             zz = np.zeros(want.coef.size)
             zz[:min(zz.size, z.size)] = z[:zz.size]
             y = want.const + want.coef @ zz
-            lo, hi = preimage(want.op, want.step, float(got))
+            lo, hi = want.cell(got)
             slack = REL * (abs(want.const) + np.abs(want.coef) @ np.abs(zz) + abs(got) + 1.0)
             if not lo - slack <= y <= hi + slack:
                 return False

@@ -269,14 +269,18 @@ def _mixed(psa, psb, labels, delta: float) -> TracedPair:
     return TracedPair(max(0.0, eps), exact, structure, event, details, notes)
 
 
-def _grid_words(values, step_of) -> list:
+def _grid_words(values, rounding_of) -> list:
+    """The output's values, each rounded one with its grid's decimals (a
+    grid the code scaled or shifted: six significant digits)."""
     out = []
     for j, v in enumerate(values):
-        step = step_of.get(j)
-        if step is None or not isinstance(v, (int, float)) or isinstance(v, bool):
+        os = rounding_of.get(j, ())
+        if not os or not isinstance(v, (int, float)) or isinstance(v, bool):
             out.append(v)
+        elif any(o.mapped for o in os):
+            out.append(f"{v + 0.0:.6g}")
         else:
-            out.append(f"{v:.{max(0, grid_digits(step))}f}")
+            out.append(f"{v + 0.0:.{max(0, max(grid_digits(o.step) for o in os))}f}")
     return out
 
 
@@ -339,9 +343,12 @@ def _rounded(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
                                 f"several draws, e.g. rounded prefix sums of noise)") from None
     if found.epsilon == -math.inf:
         raise NotExact("no rounded output was evaluated")
-    steps = {j: o.step for p in psa.paths + psb.paths for j, o in enumerate(p.outputs)
-             if isinstance(o, Rounded)}
-    what = output_words(labels, _grid_words(found.values, steps))
+    rounding_of: dict = {}
+    for p in psa.paths + psb.paths:
+        for j, o in enumerate(p.outputs):
+            if isinstance(o, Rounded):
+                rounding_of.setdefault(j, []).append(o)
+    what = output_words(labels, _grid_words(found.values, rounding_of))
     r = found.epsilon
     shown = [_p(lg) if lg is not None else f"{v:.6g}"
              for lg, v in ((found.log_p, found.p), (found.log_p_other, found.p_other))]

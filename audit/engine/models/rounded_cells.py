@@ -104,7 +104,8 @@ def _sides(pa, pb):
     if any(pa.outputs[j] != pb.outputs[j] for j in range(len(pa.outputs)) if j not in J):
         return None
     rounding = [(pa.outputs[j].op, pa.outputs[j].step) for j in J]
-    if rounding != [(pb.outputs[j].op, pb.outputs[j].step) for j in J]:
+    if [(r, pa.outputs[j].post) for r, j in zip(rounding, J)] != \
+            [((pb.outputs[j].op, pb.outputs[j].step), pb.outputs[j].post) for j in J]:
         return None
     if tuple(pa.laws) != tuple(pb.laws):
         return None
@@ -162,7 +163,7 @@ def invertible(pa, pb) -> Found | None:
                 continue
             r = lo_x - hi_y
             if r > best.epsilon:
-                values = dict(zip(J, q))
+                values = {j: px.outputs[j].value(v) for j, v in zip(J, q)}
                 out = tuple(values.get(j, o) for j, o in enumerate(px.outputs))
                 best = Found(r, d, out, math.exp(lo_x), math.exp(hi_y), log_p=lo_x,
                              log_p_other=hi_y)

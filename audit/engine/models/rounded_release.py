@@ -110,7 +110,7 @@ def _gives(path, out: tuple) -> bool:
         return False
     for o, v in zip(path.outputs, out):
         if isinstance(o, Rounded):
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not on_grid(o.step, v):
+            if not o.reaches(v):
                 return False
         elif not (o == v):
             return False
@@ -125,7 +125,7 @@ def _log_p_path(p, out: tuple, upper: bool) -> float:
     for o, v in zip(p.outputs, out):
         if not isinstance(o, Rounded):
             continue
-        lo, hi = _moved(*preimage(o.op, o.step, float(v)), abs(o.const), o.step, upper)
+        lo, hi = _moved(*o.cell(v), abs(o.const), o.step, upper)
         # lo < const + coef·z < hi
         rows += [o.coef, -o.coef]
         consts += [o.const - lo, hi - o.const]
@@ -152,7 +152,7 @@ def _scale(o: Rounded) -> float:
 
 
 def _start(path) -> tuple:
-    return tuple(grid_value(o.op, o.step, o.form(path.z)) if isinstance(o, Rounded) else o
+    return tuple(o.output(o.form(path.z)) if isinstance(o, Rounded) else o
                  for o in path.outputs)
 
 
@@ -195,10 +195,9 @@ def pure_epsilon(paths_a, paths_b, missing_a: float, missing_b: float,
                     for j in _positions(p):
                         o = p.outputs[j]
                         s, centre = _scale(o), o.form(p.z)
-                        tries = {grid_value(o.op, o.step, centre + sgn * t * s)
+                        tries = {o.output(centre + sgn * t * s)
                                  for t in offsets for sgn in (-1, 1)}
-                        tries |= {float(tidy(o.step, out[j] - o.step)),
-                                  float(tidy(o.step, out[j] + o.step))}
+                        tries |= {o.moved(out[j], -1), o.moved(out[j], 1)}
                         for v in sorted(tries):
                             if spent[0] >= budget:
                                 break
@@ -228,7 +227,7 @@ def _own_draws(pa, pb) -> list | None:
         return None
     for j in J:
         oa, ob = pa.outputs[j], pb.outputs[j]
-        if (oa.op, oa.step) != (ob.op, ob.step):
+        if (oa.op, oa.step, oa.post) != (ob.op, ob.step, ob.post):
             return None
     V = max([len(pa.laws)] + [o.coef.size for p in (pa, pb) for o in p.outputs
                               if isinstance(o, Rounded)])
@@ -299,7 +298,7 @@ def separable(pa, pb) -> Found | None:
             total += float(r[i])
             lo_sum += float(lx[i])
             hi_sum += float(hy[i])
-            values[j] = float(g[0][i])
+            values[j] = pa.outputs[j].value(float(g[0][i]))
         if total > best.epsilon:
             vals = tuple(values.get(j, o) for j, o in enumerate(pa.outputs))
             best = Found(total, d, vals, math.exp(lo_sum), math.exp(hi_sum), log_p=lo_sum,
@@ -356,8 +355,8 @@ def single_release(pa, pb, delta: float) -> Found | None:
     Jb, Fb, Kb = _release_forms(pb)
     plain = [j for j in range(len(pa.outputs)) if j not in Ja]
     if Ja != Jb or any(pa.outputs[j] != pb.outputs[j] for j in plain) or \
-            [(pa.outputs[j].op, pa.outputs[j].step) for j in Ja] != \
-            [(pb.outputs[j].op, pb.outputs[j].step) for j in Jb]:
+            [(pa.outputs[j].op, pa.outputs[j].step, pa.outputs[j].post) for j in Ja] != \
+            [(pb.outputs[j].op, pb.outputs[j].step, pb.outputs[j].post) for j in Jb]:
         return None
     V = max(Fa.shape[1], Fb.shape[1])
     Fa, Fb = (np.hstack([M, np.zeros((M.shape[0], V - M.shape[1]))]) for M in (Fa, Fb))
