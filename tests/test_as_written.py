@@ -706,6 +706,26 @@ def test_an_object_built_with_its_noise_drawn_is_refused_not_judged(name, cls):
     assert build("tests.predrawn_algos:at_commit").claim.epsilon == 1.0
 
 
+def test_importing_code_under_a_profiler_leaves_the_profiler_running():
+    """The construction check watches ``__init__`` calls with a profile
+    hook; under cProfile (no Python function to chain or restore) it stands
+    aside: the import works and the profiler keeps profiling (it used to
+    be replaced by its own object: "'Profile' object is not callable")."""
+    import cProfile
+    import sys
+    from algorithms.as_written.construction import watching
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        with watching():
+            pass
+        assert sys.getprofile() is prof
+        sum(range(3))
+    finally:
+        prof.disable()
+    assert any("builtins.sum" in str(e.code) for e in prof.getstats())
+
+
 @pytest.mark.parametrize("name, buggy", [("agent", False), ("buggy_agent", True)])
 def test_a_learner_the_module_built_is_audited_one_copy_per_run(tmp_path, name, buggy):
     """``mymod:agent``, an object built in the module, is audited one fresh

@@ -125,12 +125,14 @@ class Streams:
         """Route the global sources to this object's runs for the calls made
         inside; ``set_run(i)`` (yielded) makes run i current."""
         install()
-        old = _current()
-        _LOCAL.streams = self
+        old = _current() + (getattr(_LOCAL, "np_states", None),
+                            getattr(_LOCAL, "py_states", None))
+        # the routers read a run's states straight from these (their hot path)
+        _LOCAL.streams, _LOCAL.np_states, _LOCAL.py_states = self, self._np, self._py
         try:
             yield _set_run
         finally:
-            _LOCAL.streams, _LOCAL.run = old
+            _LOCAL.streams, _LOCAL.run, _LOCAL.np_states, _LOCAL.py_states = old
             uninstall()
 
 
@@ -144,8 +146,23 @@ _ORIGINAL_RANDOMSTATE = np.random.RandomState
 _ORIGINAL_DEFAULT_RNG = np.random.default_rng
 
 
+def _state_of(local, kind: str):
+    """The current run's numpy or Python state where it exists, else None."""
+    try:
+        return getattr(local, kind)[local.run]
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
 def _numpy_router(name, original):
+    method = getattr(_ORIGINAL_RANDOMSTATE, name, None) if name != "seed" else None
+
     def routed(*args, **kwargs):
+        if method is not None:
+            # a run whose state exists: one lookup (millions of calls)
+            state = _state_of(_LOCAL, "np_states")
+            if state is not None:
+                return method(state, *args, **kwargs)
         streams, run = _current()
         if streams is None or run < 0:
             return original(*args, **kwargs)
@@ -158,7 +175,13 @@ def _numpy_router(name, original):
 
 
 def _python_router(name, original):
+    method = getattr(_ORIGINAL_RANDOM, name, None)
+
     def routed(*args, **kwargs):
+        if method is not None:
+            state = _state_of(_LOCAL, "py_states")
+            if state is not None:
+                return method(state, *args, **kwargs)
         streams, run = _current()
         if streams is None or run < 0:
             return original(*args, **kwargs)

@@ -104,12 +104,17 @@ def watching():
                     getattr(arg, "__name__", "") not in NOT_DRAWS:
                 mark()
 
-    previous = sys.getprofile()
+    if sys.getprofile() is not None:
+        # a profiler is running (cProfile's is no Python function to chain
+        # or to restore with ``sys.setprofile``): the held generators are
+        # still checked
+        yield
+        return
     sys.setprofile(hook)
     try:
         yield
     finally:
-        sys.setprofile(previous)
+        sys.setprofile(None)
 
 
 def drew_at_construction(obj) -> str | None:

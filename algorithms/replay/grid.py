@@ -35,7 +35,7 @@ import math
 import operator
 from dataclasses import dataclass, replace
 
-import numpy as np
+from algorithms.replay.plain_numpy import np
 
 from algorithms.replay.tracer import _CONVERSIONS, ReplayRefused
 

@@ -45,7 +45,7 @@ import operator
 import threading
 from dataclasses import dataclass
 
-import numpy as np
+from algorithms.replay.plain_numpy import np
 
 from algorithms.replay.grid import (Rounded, grid_digits, grid_value,  # noqa: F401
                                     on_grid, preimage, tidy)
@@ -980,10 +980,21 @@ LIFTED = ("argmax", "argmin", "max", "min", "amax", "amin", "sum", "mean", "cums
           "clip", "where", "diff", "dot")
 
 
+_PLAIN_TYPES = frozenset({np.ndarray, float, int, bool, np.float64, np.int64, np.bool_, type(None),
+                          str, np.dtype, type})
+
+
 def lifting(original):
     """``original`` (a numpy function) taking lists that hold noisy values
     as ``Noisy`` arrays."""
     def lifted(*args, **kwargs):
+        for a in args:
+            if type(a) not in _PLAIN_TYPES:
+                break
+        else:
+            # numpy's own code and this package's call these too, on plain
+            # arrays and numbers: no walk over the arguments
+            return original(*args, **kwargs)
         args = tuple(a if twin(a) is None else twin(a) for a in args)
         if (any(isinstance(a, (list, tuple)) and has_noisy(a) for a in args)
                 or any(isinstance(a, Noisy) for a in args)):

@@ -19,7 +19,7 @@ May import: numpy, ``algorithms.replay.noise``.
 """
 from __future__ import annotations
 
-import numpy as np
+from algorithms.replay.plain_numpy import np
 
 from algorithms.replay.noise import has_noisy, lift, through, twin
 
@@ -112,10 +112,19 @@ for _name in DELEGATED:
     setattr(Slots, _name, _delegate(_name))
 
 
+# arguments a maker takes as they are (a shape, a dtype, a fill value, a
+# plain prototype): no walk over them
+_SHAPES = frozenset({int, float, bool, np.int64, np.float64, type(None), str, np.dtype, type,
+                     np.ndarray})
+
+
 def making(original):
     """``original`` (a numpy array maker) returning ``Slots`` for float arrays."""
     def made(*args, **kwargs):
-        got = original(*_unwrapped(args), **_unwrapped(kwargs))
+        if any(type(a) not in _SHAPES for a in args) or \
+                any(type(v) not in _SHAPES for v in kwargs.values()):
+            args, kwargs = _unwrapped(args), _unwrapped(kwargs)
+        got = original(*args, **kwargs)
         return _wrapped(got)
     made.__name__ = getattr(original, "__name__", "made")
     return made

@@ -52,7 +52,7 @@ import threading
 from contextlib import contextmanager
 from fractions import Fraction
 
-import numpy as np
+from algorithms.replay.plain_numpy import np
 
 from algorithms import imported_sources, user_output
 
