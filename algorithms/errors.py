@@ -57,3 +57,9 @@ class ReturnedAnAlgorithm(UserCodeError):
     """A callable taken for a mechanism returned an algorithm: it is a
     factory after all (``make(eta, epsilon)``), and is built as one."""
 
+
+
+class NoClaim(ValueError):
+    """Code audited as written that states no privacy claim and was given
+    none (one line for the command line, exit 2; a curve claim alone may
+    stand in for it there)."""

@@ -34,7 +34,7 @@ import numpy as np
 
 from algorithms import imported_sources
 from algorithms.core import Algorithm, Claim
-from algorithms.errors import UserCodeError
+from algorithms.errors import NoClaim, UserCodeError
 from .binding import (SPELLINGS, NAMING, bind, call_args, positive_attribute,
                       required_missing)
 from algorithms.replay import replay_cells
@@ -466,7 +466,7 @@ def as_algorithm(obj, path: str, horizon=None, arms=None, experts=None, epsilon=
             c_delta = owner_delta[1] if owner_delta is not None else None
     if c_eps is None:
         claim = names["claim_epsilon"]
-        raise ValueError(f"{path} declares no privacy claim: pass "
+        raise NoClaim(f"{path} declares no privacy claim: pass "
                          f"{names['set'].format(flag=claim or names['epsilon'], value='E')} "
                          f"(or give it a claim_epsilon attribute)")
     source = ("the claim given to the audit" if claim_epsilon is not None else

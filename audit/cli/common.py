@@ -312,13 +312,13 @@ def build_algorithm(args):
     where the code takes no ε it would be built with (else it asks for
     ``--epsilon``)."""
     from algorithms import build
+    from algorithms.errors import NoClaim
     curve = getattr(args, "claim_mu", None) is not None or \
         getattr(args, "claim_rho", None) is not None
     try:
         return _build(args, build, getattr(args, "claim_epsilon", None))
-    except ValueError as why:
-        if not (curve and getattr(args, "claim_epsilon", None) is None
-                and "declares no privacy claim" in str(why)):
+    except NoClaim:
+        if not (curve and getattr(args, "claim_epsilon", None) is None):
             raise
         alg = _build(args, build, 1.0)
         if "epsilon" in (alg.params or {}):
