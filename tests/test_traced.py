@@ -310,7 +310,8 @@ def test_rounded_laplace_releases_attain_their_true_epsilon(name):
     assert got.details["upper"] == pytest.approx(true, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["RoundedTreeCounter", "RoundedShortTreeCounter"])
+@pytest.mark.parametrize("name", ["RoundedTreeCounter", "RoundedShortTreeCounter",
+                                  "ArrayTreeCounter"])
 def test_rounded_prefix_sums_of_shared_draws_attain_their_true_epsilon(name):
     """A tree counter's rounded counts combine several draws each
     (``models.rounded_cells``): an output's probability is the density's

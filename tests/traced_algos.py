@@ -503,3 +503,34 @@ def clipped_rounded_count(x, rng, epsilon=0.5):
 clipped_rounded_count.claim_epsilon = 0.5
 clipped_rounded_count.floating_point = False
 CASES["clipped_rounded_count"] = (3, 1, 0.5, "rounded")
+
+
+class ArrayTreeCounter:
+    """The binary mechanism kept the way it is often written: the partial
+    sums of the open nodes in float arrays, one slot a level, the lower
+    levels reset by slice (``noisy[:i] = 0.0``) when a node closes, each
+    node Laplace(levels/ε), the count the sum of the slots of t's binary
+    digits, rounded to two decimals: true ε 1 (rounding is
+    post-processing, and far in the tail every cell keeps the ratio)."""
+
+    def __init__(self, epsilon=1.0, horizon=8):
+        self.levels = int(math.log2(horizon)) + 1
+        self.scale = self.levels / epsilon
+        self.rng = np.random.default_rng()
+        self.exact = np.zeros(self.levels)
+        self.noisy = np.zeros(self.levels)
+        self.t = 0
+
+    def release(self, value):
+        self.t += 1
+        i = (self.t & -self.t).bit_length() - 1
+        self.exact[i] = self.exact[:i].sum() + value
+        self.exact[:i] = 0.0
+        self.noisy[i] = self.exact[i] + self.rng.laplace(0.0, self.scale)
+        self.noisy[:i] = 0.0
+        return round(float(sum(self.noisy[j] for j in range(self.levels) if self.t >> j & 1)), 2)
+
+
+ArrayTreeCounter.claim_epsilon = 1.0
+ArrayTreeCounter.floating_point = False
+CASES["ArrayTreeCounter"] = (8, 1, 1.0, "rounded")

@@ -68,7 +68,9 @@ class Slots(np.ndarray):
         if t is None:
             t = self._noisy_twin = lift(self.view(np.ndarray).copy())
         t[key] = value
-        super().__setitem__(key, t[key].values)
+        # on a plain view: numpy reads a slice target through __getitem__,
+        # which here returns the twin
+        self.view(np.ndarray)[key] = t[key].values
 
     def __getitem__(self, key):
         t = self._noisy_twin
