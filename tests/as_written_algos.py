@@ -907,3 +907,27 @@ class GaussianCommitAtEpsilon(GaussianCommit):
     def __init__(self, n_arms=2, epsilon=None, seed=None):
         super().__init__(n_arms, seed)
         self.epsilon = epsilon
+
+
+class ThresholdSwitch:
+    """An above-threshold stream class whose threshold is named ``T`` (as
+    the sparse-vector literature writes it), 0.5 by default: a fraction, so
+    its own parameter, not the horizon.  ε-DP (Lyu et al., Algorithm 1)."""
+
+    claim_epsilon = 1.0
+    relation = "bounded-all"
+    max_change = 1.0
+
+    def __init__(self, epsilon=1.0, T=0.5, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.eps, self.T = epsilon, T
+        self.rho = self.rng.laplace(0.0, 2.0 / epsilon)
+        self.done = False
+
+    def release(self, q):
+        if self.done:
+            return None
+        if q + self.rng.laplace(0.0, 4.0 / self.eps) >= self.T + self.rho:
+            self.done = True
+            return True
+        return False

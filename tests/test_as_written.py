@@ -748,3 +748,23 @@ def test_a_learner_the_module_built_is_audited_one_copy_per_run(tmp_path, name, 
     assert code == (1 if buggy else 0)
     assert main(["run", f"{MOD}:{name}", "--epsilon", "2"]) == 2
     assert main(["run", f"{MOD}:{name}", "--arms", "4"]) == 2
+
+
+def test_a_parameter_spelled_like_the_horizon_with_a_fractional_default_is_the_codes_own():
+    """``ThresholdSwitch(epsilon, T=0.5)``: ``T`` is a sparse vector's
+    threshold, not a horizon (its default is a fraction): it keeps 0.5 —
+    the exact figure is Algorithm 1's at threshold 0.5 on four answers
+    (0.711317, independent numerical integration), not the 0.48694 it has
+    at T = 4 — and ``--param T=…`` sets it."""
+    from algorithms.as_written.binding import bind
+    from tests.as_written_algos import ThresholdSwitch
+    assert "T" not in bind(ThresholdSwitch.__init__).names
+    alg = build(f"{MOD}:ThresholdSwitch", horizon=4)
+    assert alg.horizon == 4
+    a, b = np.array([[0.0], [0.0], [0.0], [1.0]]), np.array([[1.0], [1.0], [1.0], [0.0]])
+    from audit.engine.evidence.traced import traced_pair
+    got = traced_pair(alg, b, a, "output")
+    assert got.exact and got.epsilon == pytest.approx(0.711317, abs=2e-5)
+    at_four = build(f"{MOD}:ThresholdSwitch", horizon=4, params={"T": 4.0})
+    assert at_four.horizon == 4
+    assert traced_pair(at_four, b, a, "output").epsilon == pytest.approx(0.48694, abs=2e-5)

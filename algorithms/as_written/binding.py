@@ -97,6 +97,22 @@ class Binding:
         return self.seed in GENERATOR_NAMES
 
 
+COUNTS = ("T", "K", "N")
+
+
+def _may_count(p: inspect.Parameter) -> bool:
+    """Whether a parameter spelled like a horizon or a count may be one: not
+    where its default or annotation says it is a fraction (a sparse
+    vector's threshold ``T=0.5``, ``T: float``) — then it is the code's own
+    parameter, at its default or set with ``--param``."""
+    d = p.default
+    if isinstance(d, bool) or isinstance(d, (float, str)) and not (
+            isinstance(d, float) and d.is_integer() and d >= 1):
+        return False
+    ann = p.annotation
+    return not (ann is float or ann == "float")
+
+
 def signature_of(fn) -> Optional[inspect.Signature]:
     try:
         return inspect.signature(fn)
@@ -119,7 +135,8 @@ def bind(fn, seed: bool = False, skip: tuple = ()) -> Binding:
     names = {}
     for slot, spellings in SPELLINGS.items():
         for s in spellings:
-            if s in params and s not in names.values():
+            if s in params and s not in names.values() and \
+                    (slot not in COUNTS or _may_count(params[s])):
                 names[slot] = s
                 break
     seed_name = next((s for s in SEED_SPELLINGS if s in params), None) if seed else None
