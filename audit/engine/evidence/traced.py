@@ -36,7 +36,8 @@ from algorithms.replay.paths import traced_paths
 from algorithms.replay.tracer import ReplayRefused
 from audit.engine.models.affine_release import NotExact, release_loss
 from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_probability
-from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
+from audit.engine.models.mixed_release import BUDGET as DENSITY_BUDGET
+from audit.engine.models.mixed_release import QUICK_BUDGET, NotPinned, pair_density_epsilon
 from audit.engine.models.rounded_cells import invertible
 from audit.engine.models.rounded_release import (one_value_at_delta, pure_epsilon, separable,
                                                  single_release)
@@ -221,17 +222,21 @@ def _discrete(psa, psb, labels, delta: float) -> TracedPair:
     return TracedPair(eps, exact, structure, event, details, notes)
 
 
-def _mixed(psa, psb, labels, delta: float) -> TracedPair:
+def _mixed(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
     """Paths some of which release noisy values (``models.mixed_release``):
     the atoms' certified log-ratios and the released values' certified
-    density ratios at the points tried; pure ε only."""
-    try:
-        got = pair_density_epsilon(psa.paths, psb.paths)
-    except NotPinned as why:
-        raise NotExact(str(why)) from None
-    # every path's probability, to check that they cover the draws
+    density ratios at the points tried; pure ε only.  ``quick``: the fewer
+    points an optimiser's objective affords."""
+    # every path's probability, to check that they cover the draws — first:
+    # comparisons not evaluated exactly refuse here, before the densities'
+    # hundreds of integrals (an optimiser evaluates many pairs)
     for ps, side in ((psa, "ℓ"), (psb, "ℓ′")):
         _covered([log_probability(p.laws, p.A, p.c) for p in ps.paths], side)
+    try:
+        got = pair_density_epsilon(psa.paths, psb.paths,
+                                   QUICK_BUDGET if quick else DENSITY_BUDGET)
+    except NotPinned as why:
+        raise NotExact(str(why)) from None
     atoms = None
     plain_a = [p for p in psa.paths if not p.noisy_outputs]
     plain_b = [p for p in psb.paths if not p.noisy_outputs]
@@ -379,7 +384,7 @@ def traced_pair(alg, a, b, scope: str, delta: float = 0.0, confirmed: bool = Tru
         if len(psa.paths) == 1 and len(psb.paths) == 1:
             got = _release(psa, psb, labels, delta)
         else:
-            got = _mixed(psa, psb, labels, delta)
+            got = _mixed(psa, psb, labels, delta, quick)
     else:
         got = _discrete(psa, psb, labels, delta)
     got.details["runs"] = [psa.runs, psb.runs]

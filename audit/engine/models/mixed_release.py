@@ -30,6 +30,7 @@ from audit.engine.models.comparisons import log_pdf, log_probability
 
 GRID = np.arange(-6.0, 6.5, 1.0)        # scales around each path's point, per released value
 BUDGET = 240                            # points tried per direction, spread over the paths
+QUICK_BUDGET = 24                       # … where an optimiser compares many pairs
 
 
 class NotPinned(Exception):
@@ -92,13 +93,14 @@ def _points(path) -> list:
     return pts
 
 
-def pair_density_epsilon(paths_a, paths_b) -> tuple:
+def pair_density_epsilon(paths_a, paths_b, budget: int = BUDGET) -> tuple:
     """The largest certified log density ratio over the tried outputs, both
-    directions: (ε lower end, direction, the output's group, y, lo, hi)."""
+    directions: (ε lower end, direction, the output's group, y, lo, hi);
+    ``budget`` points a direction."""
     best = (0.0, None, None, None, None, None)
     for d, (xs, ys) in (("l>l'", (paths_a, paths_b)), ("l'>l", (paths_b, paths_a))):
         released = [p for p in xs if p.noisy_outputs]
-        per = max(2, BUDGET // max(1, len(released)))
+        per = max(2, budget // max(1, len(released)))
         for p in released:
             g = group(p)
             J = _pins(p)[0]
