@@ -48,8 +48,28 @@ from .events import column, is_release, item_name
 MAGNITUDE_LEVELS = (0.5, 0.25, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002)
 MIN_REGION = 20         # pilot values a side needs below a magnitude
 MAX_ITEMS = 32          # numbers (round, coordinate) with events of their own
+# A cut whose grain is within this many bits of its magnitude (G ≥ E − 24)
+# reads a grid no 53-bit rounding makes: at |v| < 2^E a continuous law's
+# doubles are multiples of 2^G with probability about 2^-28.  Such an
+# event (integers against half-integers) is a fact about the real values.
+COARSE_BITS = 24
 ZERO_GRAIN = 4096       # the grain of 0 (a multiple of every power of two)
 ZERO_EXPONENT = -4096   # and its exponent (|0| < 2^E for every E)
+
+
+def coarse(E: int, G: int) -> bool:
+    """Whether the cut (E, G) reads a grid of the real values, not the
+    doubles' rounding (``COARSE_BITS``)."""
+    return G >= E - COARSE_BITS
+
+
+def reads_grids(alg) -> bool:
+    """Whether an algorithm's numbers get the coarse grid events: code
+    audited as written, even where it says it models a mechanism over the
+    reals (``floating_point = False``): integer noise on a fractional
+    input reaches other values over the reals too."""
+    extra = alg.extra if isinstance(getattr(alg, "extra", None), dict) else {}
+    return reads_doubles(alg) or bool(extra.get("as_written"))
 
 
 def reads_doubles(alg) -> bool:
@@ -107,13 +127,24 @@ class FloatGrain:
 
     @cached_property
     def labels(self) -> list[str]:
+        return [label for label, _ in self._labelled]
+
+    @cached_property
+    def fine_labels(self) -> frozenset:
+        """The labels of events that read the doubles' rounding, not a
+        grid of the real values (``coarse``)."""
+        return frozenset(label for label, fine in self._labelled if fine)
+
+    @cached_property
+    def _labelled(self) -> list:
         out = []
         for (key, coord), grid in zip(self.items, self.grids):
             name = item_name(key, coord)
             for E, G in grid:
                 where = f"|{name}| < 2^{E}" if E < 1024 else f"{name} finite"
-                out += [f"{where} and {name} is a multiple of 2^{G}",
-                        f"{where} and {name} is not a multiple of 2^{G}"]
+                fine = not coarse(E, G)
+                out += [(f"{where} and {name} is a multiple of 2^{G}", fine),
+                        (f"{where} and {name} is not a multiple of 2^{G}", fine)]
         return out
 
     def count(self, actions: np.ndarray, points=None) -> np.ndarray:
@@ -131,10 +162,11 @@ class FloatGrain:
         return np.stack(out, axis=1) if out else np.zeros((runs, 0), dtype=bool)
 
 
-def grid(sides: Sequence[np.ndarray]) -> tuple:
+def grid(sides: Sequence[np.ndarray], coarse_only: bool = False) -> tuple:
     """The (E, G) cuts of one number from its pilot values on the two sides
     (``sides``: one array each, NaN where not observed): see the module's
-    docstring.  Empty where the sides' grains never differ."""
+    docstring; ``coarse_only``: only those that read a grid of the real
+    values (``coarse``).  Empty where the sides' grains never differ."""
     parted = [parts(np.asarray(v, dtype=np.float64).ravel()) for v in sides]
     kept = [(e[ok], g[ok]) for e, g, ok in parted]
     if any(e.size < MIN_REGION for e, _ in kept):
@@ -150,14 +182,18 @@ def grid(sides: Sequence[np.ndarray]) -> tuple:
             finest.append(int(region.min()) if region.size >= MIN_REGION else None)
         if None in finest or finest[0] == finest[1]:
             continue
+        if coarse_only and not coarse(E, max(finest)):
+            continue
         out.append((E, max(finest)))
     return tuple(dict.fromkeys(out))
 
 
-def float_family(items: Sequence, sides: Sequence[dict]) -> list:
+def float_family(items: Sequence, sides: Sequence[dict], coarse_only: bool = False) -> list:
     """The ``FloatGrain`` family of ``items`` ((key, coord) pairs, at most
     ``MAX_ITEMS`` of them kept, in order) from pilot observations per side
-    (``sides``: {key: (runs, d)}); [] where no number's grain differs."""
+    (``sides``: {key: (runs, d)}); [] where no number's grain differs.
+    ``coarse_only``: grids of the real values only (code that models a
+    mechanism over the reals)."""
     if any(not obs for obs in sides):
         return []
     runs = [len(next(iter(obs.values()))) for obs in sides]
@@ -165,7 +201,7 @@ def float_family(items: Sequence, sides: Sequence[dict]) -> list:
     for key, coord in items:
         if len(kept) == MAX_ITEMS:
             break
-        g = grid([column(obs, key, coord, n) for obs, n in zip(sides, runs)])
+        g = grid([column(obs, key, coord, n) for obs, n in zip(sides, runs)], coarse_only)
         if g:
             kept.append((key, coord))
             grids.append(g)

@@ -101,7 +101,8 @@ from .base import Attack, Scenario
 from algorithms.simulate import released_key
 from .events import (ActionAt, ArmCountAtLeast, CoordinateAbove, CoordinateBelow, Union,
                      events_after, quantile_thresholds, release_rounds_of)
-from .floats import float_family, reads_doubles
+from .floats import float_family, reads_doubles, reads_grids
+from .lattice import lattice_family
 from .values import release_family, releasing_rounds
 from .instances import default_advice, gap
 
@@ -613,14 +614,17 @@ class _Pilot:
                     below.append(low)
             parts += [CoordinateAbove(pts, coords, tuple(above)),
                       CoordinateBelow(pts, coords, tuple(below))]
-            if reads_doubles(space.alg):
-                parts += float_family([(t, i) for t in pts for i in coords], sides)
+            if reads_grids(space.alg):
+                numbers = [(t, i) for t in pts for i in coords]
+                parts += float_family(numbers, sides, coarse_only=not reads_doubles(space.alg))
+                parts += lattice_family(numbers, sides)
         if releases and space.releases and store[4] and store[4][0]:
             rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in store[4][0]}
                    for side in (0, 1)]
             acts = [np.concatenate(store[side]) for side in (0, 1)]
             parts += release_family(c.round, rel, acts, space.alg.learner.n_arms,
-                                    floats=reads_doubles(space.alg))
+                                    floats=reads_doubles(space.alg),
+                                    grids=reads_grids(space.alg))
         return Union(tuple(parts))
 
     def _counts(self, c: Candidate, fam) -> list:
@@ -652,7 +656,8 @@ class _Pilot:
             if window:
                 rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in window}
                        for side in (0, 1)]
-                parts += release_family(start, rel, floats=reads_doubles(space.alg))
+                parts += release_family(start, rel, floats=reads_doubles(space.alg),
+                                        grids=reads_grids(space.alg))
         counts = self._counts(c, Union(tuple(parts)))
         return pilot_score(counts[0], counts[1], self.n(c))[0]
 

@@ -43,7 +43,8 @@ from .base import Attack, Scenario
 from .search import NeighbourSearch, pilot_rng, pilot_score, pilot_share
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
                      joint_pairs, quantile_thresholds, unique_rows)
-from .floats import float_family, reads_doubles
+from .floats import float_family, reads_doubles, reads_grids
+from .lattice import lattice_family
 from .values import code_value_family
 
 # Pilot streams of the stream events: SeedSequence([EVENTS_STREAM, key, side]);
@@ -457,8 +458,10 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
         rounds = tuple(range(T))
         parts += [CoordinateAbove(rounds, coords, tuple(above)),
                   CoordinateBelow(rounds, coords, tuple(below))]
-        if reads_doubles(alg):      # which doubles each input reaches
-            parts += float_family([(t, i) for t in rounds for i in coords], pts)
+        if reads_grids(alg):        # which doubles, and which grids, each input reaches
+            numbers = [(t, i) for t in rounds for i in coords]
+            parts += float_family(numbers, pts, coarse_only=not reads_doubles(alg))
+            parts += lattice_family(numbers, pts)
         if d > 1:
             parts += [PointSumAbove(rounds, tuple(sums_up)), PointSumBelow(rounds, tuple(sums_low))]
             parts += point_corners(pts[0], pts[1], rounds)

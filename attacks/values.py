@@ -31,7 +31,8 @@ bounds valid.
 Observations are one dict per chunk (``algorithms.simulate.Trace.observed``):
 points under their round t, released values under ``("r", t)``.
 
-May import: numpy, ``algorithms``, ``attacks.events`` and ``attacks.floats``.
+May import: numpy, ``algorithms``, ``attacks.events``, ``attacks.floats`` and
+``attacks.lattice``.
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ import numpy as np
 from algorithms.simulate import released_key, simulate
 from .events import column, is_release as _is_release, item_name, unique_rows
 from .floats import float_family
+from .lattice import lattice_family
 
 # How far the release families look, and how many statistics they hold.
 BEFORE = 2              # releases before the changed round paired with later ones
@@ -284,7 +286,8 @@ def release_pairs(change: int, items: list, hints: Sequence = ()) -> list:
 
 
 def release_family(change: int, released: Sequence[dict], actions: Sequence = (),
-                   n_arms: int = 2, hints: Sequence = (), floats: bool = False) -> list:
+                   n_arms: int = 2, hints: Sequence = (), floats: bool = False,
+                   grids: bool = False) -> list:
     """The release events of a pair changed at round ``change`` (0-based),
     from pilot runs: ``released`` holds per side {round: (runs, d)}
     (released values, NaN where none), ``actions`` per side the pilot's
@@ -292,7 +295,8 @@ def release_family(change: int, released: Sequence[dict], actions: Sequence = ()
     ``hints`` are pairs of releases ((t, i), (s, j)) a declaration check
     measured a defect on.  With ``floats`` (code audited as written,
     ``attacks.floats.reads_doubles``) also the releases' floating-point
-    grain.  Returns families for ``attacks.events.Union``."""
+    grain; with ``grids`` alone, only its grids of the real values.
+    Returns families for ``attacks.events.Union``."""
     items = release_items(change, released)
     if not items:
         return []
@@ -323,9 +327,10 @@ def release_family(change: int, released: Sequence[dict], actions: Sequence = ()
                 for a in range(n_arms):
                     stats.append(Stat(((released_key(t), i, 1),), ((r, a),)))
     values = [pooled(s.terms, s.condition) for s in stats]
-    grain = float_family([(released_key(t), i) for t, i in after],
-                         [{released_key(t): x for t, x in obs.items()} for obs in released]
-                         ) if floats else []
+    numbers = [(released_key(t), i) for t, i in after]
+    keyed = [{released_key(t): x for t, x in obs.items()} for obs in released]
+    grain = (float_family(numbers, keyed, coarse_only=not floats)
+             + lattice_family(numbers, keyed)) if floats or grids else []
     return _family(stats, values) + grain
 
 

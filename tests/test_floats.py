@@ -117,3 +117,96 @@ def test_textbook_floating_point_laplace_is_a_violation_and_snapping_is_not(name
     else:
         assert "in floating point" not in res.summary()
     assert math.isclose(Z.SNAP_EPSILON, 0.1 + 2.0 ** -49 * 100)
+
+
+# ------------------------------------------------------------ lattices
+def test_a_lattice_the_input_moves_is_cut_and_a_fixed_one_is_not():
+    """Integer noise on 0.3 and on 0.8: two disjoint lattices, each found
+    (c the first value, spacing 1); continuous noise, a value rounded to a
+    fixed grid, and whole numbers on both sides give no cut."""
+    from attacks.lattice import cuts, lattice_of, on_lattice
+    rng = np.random.default_rng(7)
+    k = rng.integers(-20, 20, 500).astype(float)
+    a, b = 0.3 + k, 0.8 + rng.permutation(k)
+    assert lattice_of(a) == (a[0], 1.0)
+    assert set(cuts([a, b])) == {(a[0], 1.0), (b[0], 1.0)}
+    assert on_lattice(a, a[0], 1.0).all() and not on_lattice(b, a[0], 1.0).any()
+    z = rng.laplace(0.0, 2.0, (2, 500))
+    assert cuts([0.3 + z[0], 0.8 + z[1]]) == ()
+    assert cuts([np.round(0.3 + z[0], 2), np.round(0.8 + z[1], 2)]) == ()
+    assert cuts([k, k + 1.0]) == ()
+
+
+def test_lattice_events_count_what_their_labels_say():
+    from attacks.lattice import Lattice
+    fam = Lattice(((0, 0),), (((0.5, 1.0),),))
+    v = np.array([[0.5], [3.5], [0.75], [np.nan], [-2.5]])
+    ind = fam.indicators(np.zeros((5, 1)), {0: v})
+    assert fam.labels == ["x_1[1] ∈ 0.5 + 1·ℤ", "x_1[1] finite and ∉ 0.5 + 1·ℤ"]
+    assert ind[:, 0].tolist() == [True, True, False, False, True]
+    assert ind[:, 1].tolist() == [False, False, True, False, False]
+
+
+class GeometricCounter:
+    """Running sums with two-sided geometric noise a node (a tree of 4
+    rounds), declared a model over the reals: integer noise on a sum the
+    input moves by a fraction reaches another lattice — true ε ∞ over the
+    reals, whatever the arithmetic."""
+
+    claim_epsilon = 1.0
+    floating_point = False
+
+    def __init__(self, epsilon=1.0, horizon=4, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self.levels = int(math.log2(horizon)) + 1
+        self.p = 1.0 - math.exp(-epsilon / self.levels)
+        self.exact = np.zeros(self.levels)
+        self.noisy = np.zeros(self.levels)
+        self.t = 0
+
+    def release(self, x: float):        # a float: not audited on whole numbers only
+        x = self.prepare(x)
+        self.t += 1
+        i = (self.t & -self.t).bit_length() - 1
+        self.exact[i] = self.exact[:i].sum() + x
+        self.exact[:i] = 0.0
+        noise = float(self.rng.geometric(self.p) - self.rng.geometric(self.p))
+        self.noisy[i] = self.exact[i] + noise
+        self.noisy[:i] = 0.0
+        return float(sum(self.noisy[j] for j in range(self.levels) if self.t >> j & 1))
+
+    def prepare(self, x: float) -> float:
+        return x
+
+
+class WholeGeometricCounter(GeometricCounter):
+    """The same on inputs rounded to whole numbers first (0 or 1: one
+    round's input moves each of its ``levels`` nodes by at most 1, each
+    node's noise ε/levels): ε-DP, the lattice fixed."""
+
+    def prepare(self, x: float) -> float:
+        return float(round(x))
+
+
+@pytest.mark.parametrize("name,expected", [("GeometricCounter", "violation"),
+                                           ("WholeGeometricCounter", "consistent")])
+def test_integer_noise_on_a_fraction_is_a_violation_over_the_reals(name, expected):
+    """The events of the pair 0.25 against 0.5 in round 1 hold a lattice
+    event exactly where the lattice moves.  Black-box, 2 000 runs a side at
+    seed 0 on the search's pairs (fractional inputs): every held-out run of
+    one side lies on a lattice no run of the other reaches (ε_lb well above the claim; a miss would need the
+    pilot's lattice to fail on its own side's held-out runs, which cannot
+    happen: every run of a side lies on it).  The rounded twin's lattice
+    does not move: no lattice event, and a false violation has probability
+    below the bound's 5 %.  Neither is called a floating-point finding."""
+    from attacks.lattice import Lattice
+    alg = build(f"tests.test_floats:{name}", horizon=4)
+    assert not reads_doubles(alg)
+    a = np.full((4, 1), 0.5)
+    b = a.copy()
+    b[0] = 0.25
+    fam = stream_events(alg, a, b, key=1)
+    assert any(isinstance(p, Lattice) for p in fam.parts) == (expected == "violation")
+    res = audit_algorithm(alg, attacks=["search"], modes=["black-box"], trials=2_000, seed=0)
+    assert res.verdict == expected, (name, res.epsilon_lower_bound)
+    assert "in floating point" not in res.summary()

@@ -584,3 +584,18 @@ def test_a_recorded_comparison_of_a_rounded_number_is_the_comparison_it_stands_f
                     if abs(1.3 * z * 100 - round(1.3 * z * 100)) < 1e-6:
                         continue    # on a grid value's interval end: either side
                     assert (c + f[0] * z > 0) == (op(number(z), t) == held), (a, b, t, op, z)
+
+
+def test_a_chain_of_comparisons_is_refused_before_any_density_is_computed(monkeypatch):
+    """``max`` of a list of noisy values releases the running maximum: its
+    comparisons chain the draws, which the path probabilities do not
+    evaluate; the pair is refused by that check, before the released
+    value's densities (hundreds of integrals a pair: an optimiser trying
+    many pairs sat in them for minutes)."""
+    import audit.engine.evidence.traced as TR
+
+    def never(*a, **k):
+        raise AssertionError("densities computed for a pair that is refused")
+    monkeypatch.setattr(TR, "pair_density_epsilon", never)
+    with pytest.raises(NotAStructure, match="chain"):
+        _pair("running_max_value")

@@ -534,3 +534,15 @@ class ArrayTreeCounter:
 ArrayTreeCounter.claim_epsilon = 1.0
 ArrayTreeCounter.floating_point = False
 CASES["ArrayTreeCounter"] = (8, 1, 1.0, "rounded")
+
+
+def running_max_value(x, rng, epsilon=1.0):
+    """The noisy maximum *value* taken by Python's ``max`` of a list: a
+    running maximum, whose comparisons chain the draws (no star): not
+    evaluated exactly, refused."""
+    return max(float(v) + rng.laplace(0.0, 2.0 / epsilon) for v in np.ravel(x))
+
+
+running_max_value.claim_epsilon = 1.0
+running_max_value.floating_point = False
+CASES["running_max_value"] = (4, 1, None, "refused")

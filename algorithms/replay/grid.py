@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 
 from algorithms.replay.plain_numpy import np
 
-from algorithms.replay.tracer import _CONVERSIONS, ReplayRefused
+from algorithms.replay.tracer import _CONVERSIONS, CURRENT_TRACE, ReplayRefused
 
 TIE = 1e-12             # a form this close (relative) to an interval's end is a tie
 
@@ -355,8 +355,8 @@ _PLAIN_TYPE = {GridInt: int, GridFloat: float, GridFloat64: np.float64}
 
 
 def _trace():
-    from algorithms.replay.noise import current
-    return current()
+    """The trace being run in this thread (``noise.tracing``), or None."""
+    return getattr(CURRENT_TRACE, "trace", None)
 
 
 def _record(tr, r: Rounded, op, t: float, held: bool) -> None:

@@ -371,13 +371,15 @@ def replay_law(alg, losses, scope: str = "output", confirm: bool = True,
                             "and code written one call or one object per run, are replayed")
     losses = np.asarray(losses, dtype=float)
     plan = None             # (parts, elems, cells per element of each part)
-    start, per = time.perf_counter(), 0.0   # per: seconds a replayed run has cost
+    # per: CPU seconds a replayed run has cost (CPU time, not wall time: a
+    # probe's verdict should not depend on what else the machine runs)
+    start, per = time.process_time(), 0.0
     for step in range(MAX_STEPS):
         counts = [math.prod(len(c) for c in cells) for cells in plan[2]] if plan else [1]
         runs = max(counts)
         if runs > MAX_CELLS:
             raise ReplayRefused(f"more than {MAX_CELLS} joint cells in one part of the output")
-        spent = time.perf_counter() - start
+        spent = time.process_time() - start
         if seconds is not None and spent + runs * per > seconds:
             raise ReplayRefused(f"a replay of {runs} runs would take about "
                                 f"{spent + runs * per:.0f} s (more than {seconds:g} s)")
@@ -392,9 +394,9 @@ def replay_law(alg, losses, scope: str = "output", confirm: bool = True,
                     for e, (lo, _) in zip(elems, combo):
                         assign.setdefault(e, np.zeros(runs, dtype=np.int64))[r] = lo
 
-        began = time.perf_counter()
+        began = time.process_time()
         values, deps, labels, gens = _batch(alg, losses, runs, assign, scope)
-        per = max(per, (time.perf_counter() - began) / runs)
+        per = max(per, (time.process_time() - began) / runs)
         cuts, parts, elems = _structure(gens, deps, runs)
         cells = [_cells(cuts, e) for e in elems]
         new = (parts, elems, cells)

@@ -50,8 +50,8 @@ from algorithms.replay.plain_numpy import np
 from algorithms.replay.grid import (Rounded, grid_digits, grid_value,  # noqa: F401
                                     on_grid, preimage, tidy)
 from algorithms.replay.grid import make as grid_number
-from algorithms.replay.tracer import (_CONVERSIONS, PRECISE, ContinuousDraws,  # noqa: F401
-                                      ReplayRefused, Traced, empty_deps)
+from algorithms.replay.tracer import (_CONVERSIONS, CURRENT_TRACE, PRECISE,  # noqa: F401
+                                      ContinuousDraws, ReplayRefused, Traced, empty_deps)
 
 # bound now: while code is traced, numpy.random's names are the replay's
 _GEN, _PCG = np.random.Generator, np.random.PCG64
@@ -66,7 +66,7 @@ LAWS = ("laplace", "normal", "exponential", "gumbel")
 # have decided it either way.
 TIE = 1e-12
 
-_CURRENT = threading.local()
+_CURRENT = CURRENT_TRACE
 
 
 def _sample(law: str, rng, n: int) -> np.ndarray:

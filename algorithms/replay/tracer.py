@@ -74,6 +74,9 @@ _EXACT_INT = {np.add, np.subtract, np.multiply, np.negative, np.positive, np.min
 
 
 _CONVERSIONS = threading.local()     # .deps: what one run's code turned into plain values
+# .trace: the trace of continuous draws being run (``noise.NoiseTrace``), in
+# this thread (``noise.tracing`` sets it; ``noise``, ``grid`` read it)
+CURRENT_TRACE = threading.local()
 # .on: dependencies read from the values (the trace of continuous draws):
 # a logical and with a false side, an or with a true side, np.where's
 # unselected branch depend on nothing else (``_value_deps``)

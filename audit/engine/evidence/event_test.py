@@ -30,7 +30,7 @@ from algorithms.claim_curves import profile_of
 from algorithms.core import Claim
 from algorithms.simulate import released_key, simulate
 from attacks.events import Union, release_rounds_of
-from attacks.floats import FloatGrain, reads_doubles
+from attacks.floats import FloatGrain, reads_doubles, reads_grids
 from attacks.values import (JOINT_ROUNDS, ValueEvents, hinted_rounds, release_family,
                             releasing_rounds)
 from audit.engine.bounds import (EventTest, epsilon_lower_bound, max_detectable_epsilon,
@@ -462,7 +462,8 @@ class EventTestEvidence(Evidence):
             X.append(np.concatenate([p[0] for p in parts]) if self.learned else None)
         sc = self.scenario
         self.values = release_family(self._change(), rel, acts, sc.algorithm.learner.n_arms,
-                                     self.hints, floats=reads_doubles(sc.algorithm))
+                                     self.hints, floats=reads_doubles(sc.algorithm),
+                                     grids=reads_grids(sc.algorithm))
         if not self.learned:
             return
         stats = list(dict.fromkeys(list(self._features.values) +
@@ -478,7 +479,7 @@ class EventTestEvidence(Evidence):
         """FLOAT_NOTE where one of ``events`` (labels) reads the grain of
         the doubles the code outputs."""
         grain = {label for f in _grain_families([self.events, *(self.values or ())])
-                 for label in f.labels}
+                 for label in f.fine_labels}
         return [FLOAT_NOTE] if any(e in grain for e in events) else []
 
     def _values_note(self) -> list:
@@ -486,8 +487,9 @@ class EventTestEvidence(Evidence):
             return []
         n = sum(len(f.labels) for f in self.values)
         rounds = sorted({t for f in self.values for t in f.release_rounds})
-        grain = (", their floating-point grain" if any(isinstance(f, FloatGrain)
-                                                        for f in self.values) else "")
+        grains = [f for f in self.values if isinstance(f, FloatGrain)]
+        grain = ("" if not grains else ", their floating-point grain"
+                 if any(f.fine_labels for f in grains) else ", the grids they lie on")
         hinted = (f"; {len(self.hints)} pair(s) of releases a declaration check measured a "
                   f"defect on among them" if self.hints else "")
         return [f"the claim covers the released values: {n} events on the releases of rounds "
