@@ -7,7 +7,7 @@ of a small class would take many minutes.  Its default budget is fitted to
 a time instead (``--time``, ``DEFAULT_SECONDS``): the code's speed is
 measured on a few runs of the midpoint input (``run_seconds``), and the runs
 a side are those that the audit's expected work fits in that time on
-``WORKERS`` workers, rounded down to a step of 1-2-5 (``fitted_trials``) —
+``WORKERS`` workers, rounded down to a step of about 1.5 (``STEPS``) —
 the same figure for any ``--jobs`` (more workers end sooner), and the same
 on machines of about the same speed.  The figure chosen is printed in the
 reproducing command, so the audit is repeated exactly (``--trials``)
@@ -33,9 +33,13 @@ DEFAULT_SECONDS = 60.0
 # From 200 runs a side: code at tens of milliseconds a run fits no more in
 # a minute, and 200 runs still certify a gross leak (an output one input
 # never gives: up to ε ≈ 4 on coupled runs).
-STEPS = (200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
+# Steps of about 1.5 (1-1.5-2-3-5-7): rounding down to 1-2-5 left up to
+# 60 % of the minute unspent (a Hedge bug caught at 30 000 runs got 20 000).
+STEPS = (200, 300, 500, 700, 1_000, 1_500, 2_000, 3_000, 5_000, 7_000, 10_000, 15_000,
+         20_000, 30_000, 50_000, 70_000, 100_000, 150_000, 200_000)
 WORKERS = 2
 SPEED_RUNS = 64             # runs timed on the midpoint input
+WARMUP_RUNS = 8             # … after these, untimed
 SPEED_STREAM = 0x5BEED
 # Runs of the audit's work per run a side asked for, over all workers: two
 # sides, the search's two pairs, the witness's training runs (a tenth) and
@@ -74,11 +78,15 @@ def per_run_code(alg: Algorithm) -> bool:
 
 def run_seconds(alg: Algorithm) -> float:
     """Wall seconds one run of ``alg`` over its horizon takes, measured on
-    ``SPEED_RUNS`` runs of the midpoint input (kept in ``alg.extra``)."""
+    ``SPEED_RUNS`` runs of the midpoint input after ``WARMUP_RUNS`` (kept
+    in ``alg.extra``)."""
     kept = alg.extra.get("run_seconds") if isinstance(alg.extra, dict) else None
     if kept is not None:
         return kept
     losses = alg.midpoint()
+    # a few runs first, untimed: the first calls of user code pay for
+    # imports and caches (a Hedge class timed 1.6 times its steady cost)
+    simulate(alg, losses, WARMUP_RUNS, np.random.default_rng(SPEED_STREAM))
     start = time.perf_counter()
     simulate(alg, losses, SPEED_RUNS, np.random.default_rng(SPEED_STREAM))
     seconds = (time.perf_counter() - start) / SPEED_RUNS
