@@ -231,12 +231,12 @@ class Grid:
         kwargs = {k: v for k, v in kwargs.items() if v is not None}      # np.clip's out=None
         if kwargs or not all(e is None or _constant(e) for e in (a_min, a_max)):
             return np.clip(self._plain(), a_min, a_max, **kwargs)
-        g = self
-        if a_min is not None and not g >= a_min:
-            g = type(self._plain())(a_min)
-        if a_max is not None and isinstance(g, Grid) and not g <= a_max:
-            g = type(self._plain())(a_max)
-        return g
+        clamped = np.clip(self._plain(), a_min, a_max)     # numpy's value and type
+        if a_min is not None and not self >= a_min:
+            return clamped
+        if a_max is not None and not self <= a_max:
+            return clamped
+        return self
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """numpy's arithmetic with an array on the left (``x + g``) as the
