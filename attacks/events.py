@@ -50,6 +50,45 @@ def column(obs: dict, key, coord: int, runs: int) -> np.ndarray:
     return x[:, coord] if coord < x.shape[1] else np.full(runs, np.nan)
 
 
+class NumberEvents:
+    """The shared part of families of events on single numbers (points
+    under their round, releases under ``("r", t)``) of ``items``
+    ((key, coord), …): which rounds they read, and their counts from
+    their ``indicators`` (``attacks.floats.FloatGrain``,
+    ``attacks.lattice.Lattice``)."""
+
+    items: tuple
+
+    @property
+    def point_rounds(self) -> tuple:
+        return tuple(sorted({k for k, _ in self.items if not is_release(k)}))
+
+    @property
+    def release_rounds(self) -> tuple:
+        return tuple(sorted({k[1] for k, _ in self.items if is_release(k)}))
+
+    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
+        return self.indicators(actions, points).sum(axis=0, dtype=np.int64)
+
+
+def cut_numbers(items: Sequence, sides: Sequence[dict], cut, most: int) -> tuple:
+    """(kept items, their cuts): ``cut`` applied to each number of
+    ``items`` from its pilot values on the two ``sides`` ({key: (runs,
+    d)}), the first ``most`` items with a cut kept, in order."""
+    if any(not obs for obs in sides):
+        return (), ()
+    runs = [len(next(iter(obs.values()))) for obs in sides]
+    kept, cuts = [], []
+    for key, coord in items:
+        if len(kept) == most:
+            break
+        got = cut([column(obs, key, coord, n) for obs, n in zip(sides, runs)])
+        if got:
+            kept.append((key, coord))
+            cuts.append(got)
+    return tuple(kept), tuple(cuts)
+
+
 @dataclass(frozen=True)
 class ActionAt:
     """{I_t = a} for each listed round t (1-based in labels) and arm a."""

@@ -31,7 +31,7 @@ implementations written for the audit, which model mechanisms over the
 reals.  As with every family, the events are fixed before the audit's runs
 and the bounds stay valid whatever the pilot chose.
 
-May import: numpy and ``attacks.events``.
+May import: numpy, ``attacks.events`` and ``attacks.lattice``.
 """
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .events import column, is_release, item_name
+from .events import NumberEvents, column, cut_numbers, item_name
+from .lattice import lattice_family
 
 # Quantile levels of |v| (pooled pilot) at which magnitudes are cut: the
 # grids of two inputs differ near the smaller of them, so the lower half.
@@ -108,7 +109,7 @@ def parts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class FloatGrain:
+class FloatGrain(NumberEvents):
     """{e(v) ≤ E and g(v) ≥ G} and {e(v) ≤ E and g(v) < G} for each number
     v = obs[key][:, coord] of ``items`` and each (E, G) of its grid, fixed
     before the audit's runs.  ``obs`` holds points under their round and
@@ -116,14 +117,6 @@ class FloatGrain:
 
     items: tuple            # ((key, coord), ...)
     grids: tuple            # one tuple of (E, G) per item
-
-    @property
-    def point_rounds(self) -> tuple:
-        return tuple(sorted({k for k, _ in self.items if not is_release(k)}))
-
-    @property
-    def release_rounds(self) -> tuple:
-        return tuple(sorted({k[1] for k, _ in self.items if is_release(k)}))
 
     @cached_property
     def labels(self) -> list[str]:
@@ -146,9 +139,6 @@ class FloatGrain:
                 out += [(f"{where} and {name} is a multiple of 2^{G}", fine),
                         (f"{where} and {name} is not a multiple of 2^{G}", fine)]
         return out
-
-    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
-        return self.indicators(actions, points).sum(axis=0, dtype=np.int64)
 
     def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
         runs = actions.shape[0]
@@ -188,21 +178,20 @@ def grid(sides: Sequence[np.ndarray], coarse_only: bool = False) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
+def grid_families(items: Sequence, sides: Sequence[dict], doubles: bool) -> list:
+    """The events on the grids the numbers of ``items`` lie on, from pilot
+    observations per side: their floating-point grain (with ``doubles``,
+    ``reads_doubles``; else only its grids of the real values) and the
+    lattices an input moves (``attacks.lattice``)."""
+    return (float_family(items, sides, coarse_only=not doubles)
+            + lattice_family(items, sides))
+
+
 def float_family(items: Sequence, sides: Sequence[dict], coarse_only: bool = False) -> list:
     """The ``FloatGrain`` family of ``items`` ((key, coord) pairs, at most
     ``MAX_ITEMS`` of them kept, in order) from pilot observations per side
     (``sides``: {key: (runs, d)}); [] where no number's grain differs.
     ``coarse_only``: grids of the real values only (code that models a
     mechanism over the reals)."""
-    if any(not obs for obs in sides):
-        return []
-    runs = [len(next(iter(obs.values()))) for obs in sides]
-    kept, grids = [], []
-    for key, coord in items:
-        if len(kept) == MAX_ITEMS:
-            break
-        g = grid([column(obs, key, coord, n) for obs, n in zip(sides, runs)], coarse_only)
-        if g:
-            kept.append((key, coord))
-            grids.append(g)
-    return [FloatGrain(tuple(kept), tuple(grids))] if kept else []
+    kept, grids = cut_numbers(items, sides, lambda v: grid(v, coarse_only), MAX_ITEMS)
+    return [FloatGrain(kept, grids)] if kept else []

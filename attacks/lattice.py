@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .events import column, is_release, item_name
+from .events import NumberEvents, column, cut_numbers, item_name
 
 STEPS = (10.0, 5.0, 2.0, 1.0, 0.5, 0.25, 0.2, 0.1, 0.05, 0.01, 0.001)
 TOL = 1e-9              # |(v − c)/s − round(…)| allowed, per unit of (|v| + |c|)/s + 1
@@ -79,21 +79,13 @@ def cuts(sides: Sequence[np.ndarray]) -> tuple:
 
 
 @dataclass(frozen=True)
-class Lattice:
+class Lattice(NumberEvents):
     """{v ∈ c + s·ℤ} and {v ∉ c + s·ℤ} (finite v) for each number v =
     obs[key][:, coord] of ``items`` and each (c, s) of its ``lattices``,
     fixed before the audit's runs (``obs`` as in ``attacks.floats``)."""
 
     items: tuple            # ((key, coord), ...)
     lattices: tuple         # one tuple of (c, s) per item
-
-    @property
-    def point_rounds(self) -> tuple:
-        return tuple(sorted({k for k, _ in self.items if not is_release(k)}))
-
-    @property
-    def release_rounds(self) -> tuple:
-        return tuple(sorted({k[1] for k, _ in self.items if is_release(k)}))
 
     @cached_property
     def labels(self) -> list[str]:
@@ -103,9 +95,6 @@ class Lattice:
             for c, s in lats:
                 out += [f"{name} ∈ {c:.10g} + {s:g}·ℤ", f"{name} finite and ∉ {c:.10g} + {s:g}·ℤ"]
         return out
-
-    def count(self, actions: np.ndarray, points=None) -> np.ndarray:
-        return self.indicators(actions, points).sum(axis=0, dtype=np.int64)
 
     def indicators(self, actions: np.ndarray, points=None) -> np.ndarray:
         runs = actions.shape[0]
@@ -123,15 +112,5 @@ def lattice_family(items: Sequence, sides: Sequence[dict]) -> list:
     """The ``Lattice`` family of ``items`` ((key, coord) pairs, at most
     ``MAX_ITEMS`` kept, in order) from pilot observations per side
     (``sides``: {key: (runs, d)}); [] where no number's lattice moves."""
-    if any(not obs for obs in sides):
-        return []
-    runs = [len(next(iter(obs.values()))) for obs in sides]
-    kept, lats = [], []
-    for key, coord in items:
-        if len(kept) == MAX_ITEMS:
-            break
-        got = cuts([column(obs, key, coord, n) for obs, n in zip(sides, runs)])
-        if got:
-            kept.append((key, coord))
-            lats.append(got)
-    return [Lattice(tuple(kept), tuple(lats))] if kept else []
+    kept, lats = cut_numbers(items, sides, cuts, MAX_ITEMS)
+    return [Lattice(kept, lats)] if kept else []

@@ -101,8 +101,7 @@ from .base import Attack, Scenario
 from algorithms.simulate import released_key
 from .events import (ActionAt, ArmCountAtLeast, CoordinateAbove, CoordinateBelow, Union,
                      events_after, quantile_thresholds, release_rounds_of)
-from .floats import float_family, reads_doubles, reads_grids
-from .lattice import lattice_family
+from .floats import grid_families, reads_doubles, reads_grids
 from .values import release_family, releasing_rounds
 from .instances import default_advice, gap
 
@@ -616,8 +615,7 @@ class _Pilot:
                       CoordinateBelow(pts, coords, tuple(below))]
             if reads_grids(space.alg):
                 numbers = [(t, i) for t in pts for i in coords]
-                parts += float_family(numbers, sides, coarse_only=not reads_doubles(space.alg))
-                parts += lattice_family(numbers, sides)
+                parts += grid_families(numbers, sides, reads_doubles(space.alg))
         if releases and space.releases and store[4] and store[4][0]:
             rel = [{t: np.concatenate([x[t] for x in store[4 + side]]) for t in store[4][0]}
                    for side in (0, 1)]

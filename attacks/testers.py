@@ -43,8 +43,7 @@ from .base import Attack, Scenario
 from .search import NeighbourSearch, pilot_rng, pilot_score, pilot_share
 from .events import (ActionAt, CoordinateAbove, CoordinateBelow, JointActionAt, Union,
                      joint_pairs, quantile_thresholds, unique_rows)
-from .floats import float_family, reads_doubles, reads_grids
-from .lattice import lattice_family
+from .floats import grid_families, reads_doubles, reads_grids
 from .values import code_value_family
 
 # Pilot streams of the stream events: SeedSequence([EVENTS_STREAM, key, side]);
@@ -460,8 +459,7 @@ def stream_events(alg: Algorithm, a: np.ndarray, b: np.ndarray, key: int,
                   CoordinateBelow(rounds, coords, tuple(below))]
         if reads_grids(alg):        # which doubles, and which grids, each input reaches
             numbers = [(t, i) for t in rounds for i in coords]
-            parts += float_family(numbers, pts, coarse_only=not reads_doubles(alg))
-            parts += lattice_family(numbers, pts)
+            parts += grid_families(numbers, pts, reads_doubles(alg))
         if d > 1:
             parts += [PointSumAbove(rounds, tuple(sums_up)), PointSumBelow(rounds, tuple(sums_low))]
             parts += point_corners(pts[0], pts[1], rounds)

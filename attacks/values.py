@@ -31,8 +31,7 @@ bounds valid.
 Observations are one dict per chunk (``algorithms.simulate.Trace.observed``):
 points under their round t, released values under ``("r", t)``.
 
-May import: numpy, ``algorithms``, ``attacks.events``, ``attacks.floats`` and
-``attacks.lattice``.
+May import: numpy, ``algorithms``, ``attacks.events`` and ``attacks.floats``.
 """
 from __future__ import annotations
 
@@ -44,8 +43,7 @@ import numpy as np
 
 from algorithms.simulate import released_key, simulate
 from .events import column, is_release as _is_release, item_name, unique_rows
-from .floats import float_family
-from .lattice import lattice_family
+from .floats import grid_families
 
 # How far the release families look, and how many statistics they hold.
 BEFORE = 2              # releases before the changed round paired with later ones
@@ -329,8 +327,7 @@ def release_family(change: int, released: Sequence[dict], actions: Sequence = ()
     values = [pooled(s.terms, s.condition) for s in stats]
     numbers = [(released_key(t), i) for t, i in after]
     keyed = [{released_key(t): x for t, x in obs.items()} for obs in released]
-    grain = (float_family(numbers, keyed, coarse_only=not floats)
-             + lattice_family(numbers, keyed)) if floats or grids else []
+    grain = grid_families(numbers, keyed, floats) if floats or grids else []
     return _family(stats, values) + grain
 
 
