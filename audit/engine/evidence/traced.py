@@ -36,8 +36,7 @@ from algorithms.replay.paths import traced_paths
 from algorithms.replay.tracer import ReplayRefused
 from audit.engine.models.affine_release import NotExact, release_loss
 from audit.engine.models.comparisons import NotAStructure, law_of_paths, log_probability
-from audit.engine.models.mixed_release import BUDGET as DENSITY_BUDGET
-from audit.engine.models.mixed_release import QUICK_BUDGET, NotPinned, pair_density_epsilon
+from audit.engine.models.mixed_release import NotPinned, pair_density_epsilon
 from audit.engine.models.rounded_cells import invertible
 from audit.engine.models.rounded_release import (one_value_at_delta, pure_epsilon, separable,
                                                  single_release)
@@ -233,8 +232,7 @@ def _mixed(psa, psb, labels, delta: float, quick: bool = False) -> TracedPair:
     for ps, side in ((psa, "ℓ"), (psb, "ℓ′")):
         _covered([log_probability(p.laws, p.A, p.c) for p in ps.paths], side)
     try:
-        got = pair_density_epsilon(psa.paths, psb.paths,
-                                   QUICK_BUDGET if quick else DENSITY_BUDGET)
+        got = pair_density_epsilon(psa.paths, psb.paths, quick)
     except NotPinned as why:
         raise NotExact(str(why)) from None
     atoms = None

@@ -93,10 +93,11 @@ def _points(path) -> list:
     return pts
 
 
-def pair_density_epsilon(paths_a, paths_b, budget: int = BUDGET) -> tuple:
+def pair_density_epsilon(paths_a, paths_b, quick: bool = False) -> tuple:
     """The largest certified log density ratio over the tried outputs, both
     directions: (ε lower end, direction, the output's group, y, lo, hi);
-    ``budget`` points a direction."""
+    ``quick``: the fewer points an optimiser's objective affords."""
+    budget = QUICK_BUDGET if quick else BUDGET
     best = (0.0, None, None, None, None, None)
     for d, (xs, ys) in (("l>l'", (paths_a, paths_b)), ("l'>l", (paths_b, paths_a))):
         released = [p for p in xs if p.noisy_outputs]
